@@ -1,0 +1,206 @@
+"""Parse an agent's action into tool calls or a final answer.
+
+The rule (also in the README): an action that carries a **tool-call marker** — a Hermes
+``<tool_call>`` tag, a JSON object with a ``"name"`` key (alone, in a list, or in a fenced code
+block), or an OpenAI ``tool_calls`` entry — is a request to call tools; if it cannot be executed
+the agent sees an error observation and may try again. Text without any marker is the
+**final answer**, as is a call of the built-in ``submit`` tool (``{"answer": "..."}``).
+
+Accepted shapes::
+
+    {"name": "API-get-self", "arguments": {}}                      # JSON text or dict
+    [{"name": ...}, {"name": ...}]                                  # several calls
+    I'll look it up. <tool_call>{"name": ..., "arguments": ...}</tool_call>   # Hermes
+    {"role": "assistant", "content": ..., "tool_calls": [{"id": ..., "type": "function",
+      "function": {"name": ..., "arguments": "<json text>"}}]}      # OpenAI message (dict/JSON)
+    The answer is 42.                                              # final answer
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agentworld_gym.errors import ActionParseError
+
+SUBMIT_TOOL = "submit"
+SUBMIT_SCHEMA: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": SUBMIT_TOOL,
+        "description": (
+            "Submit the final answer and end the episode. Call it once the request is done; "
+            "a message without any tool call is treated as the final answer too."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "description": "The final answer."}},
+            "required": ["answer"],
+        },
+    },
+}
+
+_HERMES = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_NAME_KEY = re.compile(r'"name"\s*:')
+
+
+@dataclass
+class ToolCall:
+    """One requested call; ``error`` is set when the request could not be parsed."""
+
+    name: str
+    arguments: Any
+    id: str = ""
+    error: ActionParseError | None = None
+
+
+@dataclass
+class ParsedAction:
+    """What the agent asked for: tool calls, free text, and possibly a final answer."""
+
+    content: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    final_answer: str | None = None
+
+
+def parse_action(action: Any, max_chars: int = 100_000) -> ParsedAction:
+    """Turn an action (text, dict or list) into a :class:`ParsedAction`.
+
+    Raises:
+        ActionParseError: the whole action is unusable (too long, not text, not UTF-8).
+    """
+    if isinstance(action, bytes | bytearray):
+        try:
+            action = bytes(action).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ActionParseError(f"Action is not valid UTF-8: {exc}") from None
+    if isinstance(action, str):
+        if len(action) > max_chars:
+            raise ActionParseError(
+                f"Action of {len(action):,} characters exceeds the {max_chars:,}-character limit; "
+                "send a shorter tool call or answer."
+            )
+        return _parse_text(action)
+    if isinstance(action, dict | list):
+        return _parse_json_value(action, raw="")
+    raise ActionParseError(
+        f"Expected the action as text (or an OpenAI message dict), got {type(action).__name__}"
+    )
+
+
+def _parse_text(text: str) -> ParsedAction:
+    if "<tool_call>" in text:
+        calls = [_call_from_json_text(m.group(1).strip()) for m in _HERMES.finditer(text)]
+        content = _HERMES.sub("", text).strip()
+        return _finish(ParsedAction(content=content, calls=calls))
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    body = fenced.group(1) if fenced else stripped
+    if body[:1] in ("{", "["):
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            if _NAME_KEY.search(body) or '"tool_calls"' in body:
+                raise_as_call = ToolCall(
+                    name="",
+                    arguments=None,
+                    error=ActionParseError(f"Malformed tool call JSON: {exc}"),
+                )
+                return ParsedAction(calls=[raise_as_call])
+            return ParsedAction(content=text, final_answer=text)
+        parsed = _parse_json_value(value, raw=text)
+        if parsed.calls or parsed.final_answer is not None:
+            return parsed
+    return ParsedAction(content=text, final_answer=text)
+
+
+def _parse_json_value(value: Any, raw: str) -> ParsedAction:
+    """Interpret decoded JSON; with no tool-call marker in it, the raw text is the answer."""
+    if isinstance(value, dict) and "tool_calls" in value:
+        entries = value.get("tool_calls") or []
+        if not isinstance(entries, list):
+            entries = [entries]
+        content = value.get("content") or ""
+        calls = [_call_from_obj(e) for e in entries]
+        if not calls:
+            return ParsedAction(content=content, final_answer=content)
+        return _finish(ParsedAction(content=str(content), calls=calls))
+    if isinstance(value, dict) and ("name" in value or "function" in value):
+        return _finish(ParsedAction(calls=[_call_from_obj(value)]))
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, dict) and ("name" in v or "function" in v) for v in value)
+    ):
+        return _finish(ParsedAction(calls=[_call_from_obj(v) for v in value]))
+    if isinstance(value, dict) and value.get("role") == "assistant":
+        content = value.get("content") or ""
+        return _parse_text(content) if isinstance(content, str) else ParsedAction(final_answer="")
+    if raw:
+        return ParsedAction(content=raw, final_answer=raw)
+    raise ActionParseError(
+        'Expected an OpenAI assistant message, a tool call {"name", "arguments"} or a list '
+        "of tool calls"
+    )
+
+
+def _call_from_json_text(body: str) -> ToolCall:
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return ToolCall("", None, error=ActionParseError(f"Malformed JSON in <tool_call>: {exc}"))
+    return _call_from_obj(value)
+
+
+def _call_from_obj(value: Any) -> ToolCall:
+    """``{"name", "arguments"}`` or OpenAI ``{"id", "function": {"name", "arguments"}}``."""
+    if not isinstance(value, dict):
+        return ToolCall(
+            "", None, error=ActionParseError("A tool call must be a JSON object with a name")
+        )
+    call_id = str(value.get("id") or "")
+    if isinstance(value.get("function"), dict):
+        value = value["function"]
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
+        return ToolCall(
+            "",
+            None,
+            id=call_id,
+            error=ActionParseError('A tool call needs a non-empty string "name"'),
+        )
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if arguments is None:
+        arguments = {}
+    if isinstance(arguments, str):
+        try:
+            arguments = orjson.loads(arguments) if arguments.strip() else {}
+        except orjson.JSONDecodeError as exc:
+            return ToolCall(
+                name,
+                None,
+                id=call_id,
+                error=ActionParseError(f"The arguments of {name} are not valid JSON: {exc}"),
+            )
+    return ToolCall(name, arguments, id=call_id)
+
+
+def _finish(parsed: ParsedAction) -> ParsedAction:
+    """A ``submit`` call turns into the final answer (after the calls before it)."""
+    for i, call in enumerate(parsed.calls):
+        if call.name == SUBMIT_TOOL and call.error is None:
+            args = call.arguments if isinstance(call.arguments, dict) else {}
+            answer = args.get("answer", "")
+            parsed.final_answer = (
+                answer if isinstance(answer, str) else orjson.dumps(answer).decode()
+            )
+            parsed.calls = parsed.calls[:i]
+            break
+    return parsed

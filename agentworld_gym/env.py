@@ -1,0 +1,270 @@
+"""``AgentWorldEnv``: a multi-turn, multi-tool, stateful text environment.
+
+One episode = one task. ``reset`` picks a task (by ``options["task_id"]`` or the seed) and
+returns its instruction; ``info`` carries ``tools`` (OpenAI function schemas, including the
+built-in ``submit``), ``messages`` (the OpenAI chat so far), ``task_id`` and ``env_id``.
+``step(action)`` runs the tool calls in the action (see :mod:`agentworld_gym.actions` for the
+accepted shapes and for the rule that separates a tool call from a final answer) and returns
+the tool results as the observation. A final answer (text with no tool-call marker, or a
+``submit`` call) ends the episode with ``terminated=True`` and the verifier's reward; the turn
+budget ends it with ``truncated=True`` and the reward of the state reached, judged with an
+empty answer. Every intermediate reward is 0.
+
+Malformed actions, unknown tools, invalid arguments and tool failures are observations the
+agent can recover from, never exceptions, and leave the database unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import orjson
+
+from agentworld_gym.actions import SUBMIT_SCHEMA, ParsedAction, parse_action
+from agentworld_gym.database import Database
+from agentworld_gym.errors import ActionParseError, AgentWorldError, ToolError
+from agentworld_gym.spaces import TextSpace
+from agentworld_gym.spec import EnvSpec, TaskSpec
+from agentworld_gym.tools import Toolbox, ToolContext
+from agentworld_gym.verifiers import CallRecord, Episode, Judge, Verifier, build_verifier
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an agent working in {name}. Use the tools to fulfil the user's request: call "
+    "tools, read their results, and when you are done reply with the final answer as plain "
+    "text (or call submit)."
+)
+
+
+def dumps(value: Any) -> str:
+    """JSON text of a tool result (compact; falls back to ASCII escapes for odd Unicode)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        import json
+
+        return json.dumps(value, ensure_ascii=True, default=str)
+
+
+class EpisodeOver(AgentWorldError):
+    """``step`` was called after the episode ended; call ``reset`` first."""
+
+
+class _Shared:
+    """Per-EnvSpec objects that every env instance of that spec reuses."""
+
+    def __init__(self, spec: EnvSpec) -> None:
+        self.toolbox = Toolbox(spec)
+        self.tools = [*self.toolbox.schemas, SUBMIT_SCHEMA]
+        self.verifiers: dict[tuple[str, int], Verifier] = {}
+        clock = spec.runtime.clock.replace("Z", "+00:00")
+        self.clock = dt.datetime.fromisoformat(clock)
+
+    @classmethod
+    def of(cls, spec: EnvSpec) -> _Shared:
+        shared = spec.__dict__.get("_shared")
+        if shared is None:
+            shared = spec.__dict__["_shared"] = cls(spec)
+        return shared
+
+
+class AgentWorldEnv(gym.Env[str, str]):
+    """A Gymnasium environment over one :class:`~agentworld_gym.spec.EnvSpec`.
+
+    Args:
+        spec: the environment, or the path of its folder.
+        split: which tasks ``reset`` draws from (``"train"``, ``"test"`` or ``"all"``).
+        max_turns: turn budget (default: the spec's ``runtime.max_turns``).
+        judge: an LLM judge for rubric criteria without a machine check.
+        max_action_chars: longer actions are refused with an error observation.
+        render_mode: ``"ansi"`` renders the chat so far as text.
+
+    >>> import gymnasium as gym, agentworld_gym
+    >>> env = gym.make("AgentWorld/notion-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> sorted(info)[:3]
+    ['env_id', 'messages', 'split']
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        spec: EnvSpec | str,
+        split: str = "train",
+        max_turns: int | None = None,
+        judge: Judge | None = None,
+        max_action_chars: int = 100_000,
+        render_mode: str | None = None,
+    ) -> None:
+        self.spec_data = spec if isinstance(spec, EnvSpec) else EnvSpec.load(spec)
+        self.tasks = self.spec_data.tasks_in(split)
+        if not self.tasks:
+            raise AgentWorldError(f"environment {self.spec_data.id!r} has no {split!r} tasks")
+        self.split = split
+        self.max_turns = max_turns or self.spec_data.runtime.max_turns
+        self.judge = judge
+        self.max_action_chars = max_action_chars
+        self.render_mode = render_mode
+        self._shared = _Shared.of(self.spec_data)
+        self._base = self.spec_data.database
+        self.observation_space = TextSpace()
+        self.action_space = TextSpace(max_length=max_action_chars)
+        self._system = self.spec_data.runtime.system_prompt or DEFAULT_SYSTEM_PROMPT.format(
+            name=self.spec_data.name
+        )
+        self._task: TaskSpec | None = None
+        self._db: Database | None = None
+        self._ctx: ToolContext | None = None
+        self._messages: list[dict[str, Any]] = []
+        self._calls: list[CallRecord] = []
+        self._turn = 0
+        self._done = True
+
+    # -- gymnasium API ------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        task_id = (options or {}).get("task_id")
+        if task_id is not None:
+            self._task = self.spec_data.task(task_id)
+        else:
+            self._task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        self._db = self._base.fork()
+        self._ctx = ToolContext(
+            self._db, self.spec_data.id, self._task.id, clock_start=self._shared.clock
+        )
+        self._messages = [
+            {"role": "system", "content": self._system},
+            {"role": "user", "content": self._task.instruction},
+        ]
+        self._calls = []
+        self._turn = 0
+        self._done = False
+        info = {
+            "env_id": self.spec_data.gym_id,
+            "task_id": self._task.id,
+            "split": self._task.split,
+            "tools": list(self._shared.tools),
+            "messages": list(self._messages),
+        }
+        return self._task.instruction, info
+
+    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise EpisodeOver("the episode has ended (or never started): call reset() first")
+        self._turn += 1
+        try:
+            parsed = parse_action(action, self.max_action_chars)
+        except ActionParseError as exc:
+            parsed = None
+            outputs = [dumps(exc.payload())]
+            results = [{"name": None, "ok": False, "error": exc.code}]
+            shown = action[:200] if isinstance(action, str) else repr(action)[:200]
+            self._messages.append({"role": "assistant", "content": shown})
+            self._messages.append({"role": "user", "content": outputs[0]})
+        if parsed is not None:
+            outputs, results = self._run_calls(parsed)
+        terminated = parsed is not None and parsed.final_answer is not None
+        truncated = not terminated and self._turn >= self.max_turns
+        info: dict[str, Any] = {
+            "turn": self._turn,
+            "tool_results": results,
+            "messages": list(self._messages),
+        }
+        reward = 0.0
+        if terminated or truncated:
+            self._done = True
+            answer = parsed.final_answer if terminated and parsed is not None else ""
+            verification = self.verify(answer or "")
+            reward = verification.reward
+            info["final_answer"] = answer if terminated else None
+            info["verification"] = verification.to_info()
+            if terminated and not outputs:
+                outputs = [f"[episode finished] reward={reward:.3f}"]
+        if len(outputs) == 1:
+            observation = outputs[0]
+        else:
+            observation = "\n".join(f"<tool_response>\n{o}\n</tool_response>" for o in outputs)
+        return observation, reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        lines = []
+        for m in self._messages:
+            text = m.get("content") or ""
+            for call in m.get("tool_calls", []):
+                fn = call["function"]
+                text += f"\n→ {fn['name']}({fn['arguments']})"
+            lines.append(f"[{m['role']}] {text}")
+        return "\n".join(lines)
+
+    # -- internals ----------------------------------------------------------------------
+    def _run_calls(self, parsed: ParsedAction) -> tuple[list[str], list[dict[str, Any]]]:
+        assistant: dict[str, Any] = {"role": "assistant", "content": parsed.content or None}
+        if parsed.calls:
+            assistant["tool_calls"] = [
+                {
+                    "id": call.id or f"call_{self._turn}_{i}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": dumps(call.arguments or {})},
+                }
+                for i, call in enumerate(parsed.calls)
+            ]
+        if parsed.final_answer is not None and not parsed.calls:
+            assistant["content"] = parsed.final_answer
+        self._messages.append(assistant)
+        outputs: list[str] = []
+        results: list[dict[str, Any]] = []
+        for i, call in enumerate(parsed.calls):
+            ok, error = True, None
+            try:
+                if call.error is not None:
+                    raise call.error
+                text = dumps(self._shared.toolbox.call(self._ctx, call.name, call.arguments))
+            except ToolError as exc:
+                ok, error = False, exc.code
+                text = dumps(exc.payload())
+            self._calls.append(CallRecord(call.name, call.arguments, ok))
+            results.append({"name": call.name, "ok": ok, "error": error})
+            outputs.append(text)
+            self._messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": assistant["tool_calls"][i]["id"],
+                    "name": call.name,
+                    "content": text,
+                }
+            )
+        return outputs, results
+
+    def verify(self, answer: str):
+        """Run the task's verifier on the episode so far (the env calls it at the end)."""
+        task = self._task
+        if task is None or self._db is None:
+            raise EpisodeOver("no episode to verify: call reset() first")
+        key = (task.id, id(self.judge))
+        verifier = self._shared.verifiers.get(key)
+        if verifier is None:
+            verifier = self._shared.verifiers[key] = build_verifier(task.verifier, self.judge)
+        episode = Episode(self._base, self._db, answer, list(self._calls), task.instruction)
+        return verifier.verify(episode)
+
+    # -- read-only views for wrappers, tests and tools --------------------------------------
+    @property
+    def task(self) -> TaskSpec | None:
+        return self._task
+
+    @property
+    def db(self) -> Database | None:
+        """The episode's database (read it, do not write it: use tools)."""
+        return self._db
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self._messages)

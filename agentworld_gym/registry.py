@@ -1,0 +1,186 @@
+"""Register every catalog environment with Gymnasium, lazily, from a compact index.
+
+A catalog root (``envs_generated/`` by default) holds one folder per environment and
+``index.json``::
+
+    {"format_version": 1,
+     "envs": [{"id": "notion", "version": 0, "name": "Notion", "path": "notion",
+               "taxonomy": {"l1": ..., "l2": ..., "l3": ...}, "n_tools": 19, "n_tasks": 45}]}
+
+Importing the package reads only the index and calls ``gymnasium.register`` once per entry;
+an environment's folder is read on its first ``gym.make``. More roots can be added with
+:func:`register_catalog` or the ``AGENTWORLD_CATALOGS`` variable (paths separated by ``:``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import orjson
+
+from agentworld_gym.errors import RegistrationError, SpecError
+from agentworld_gym.spec import EnvSpec
+
+NAMESPACE = "AgentWorld"
+INDEX_FILE = "index.json"
+DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "envs_generated"
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One environment as the index describes it (enough to list and register it)."""
+
+    id: str
+    version: int
+    name: str
+    path: str
+    taxonomy: dict[str, str] = field(default_factory=dict)
+    n_tools: int = 0
+    n_tasks: int = 0
+    root: str = ""
+
+    @property
+    def gym_id(self) -> str:
+        return f"{NAMESPACE}/{self.id}-v{self.version}"
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.root) / self.path
+
+
+_ENTRIES: dict[str, IndexEntry] = {}
+_SPECS: dict[str, EnvSpec] = {}
+
+
+def default_roots() -> list[Path]:
+    """``envs_generated/`` of this checkout, then the roots in ``AGENTWORLD_CATALOGS``."""
+    roots = [Path(os.environ.get("AGENTWORLD_ENVS", DEFAULT_ROOT))]
+    extra = os.environ.get("AGENTWORLD_CATALOGS", "")
+    roots += [Path(p) for p in extra.split(os.pathsep) if p]
+    return roots
+
+
+def read_index(root: str | Path) -> list[IndexEntry]:
+    """The entries of ``root/index.json`` (an empty list when there is none)."""
+    root = Path(root)
+    path = root / INDEX_FILE
+    if not path.is_file():
+        return []
+    data = orjson.loads(path.read_bytes())
+    if data.get("format_version") != 1:
+        raise SpecError(f"{path}: unsupported index format_version {data.get('format_version')}")
+    return [IndexEntry(**{**e, "root": str(root)}) for e in data["envs"]]
+
+
+def entry_for(spec: EnvSpec, path: str) -> IndexEntry:
+    return IndexEntry(
+        id=spec.id,
+        version=spec.version,
+        name=spec.name,
+        path=path,
+        taxonomy=dict(spec.taxonomy),
+        n_tools=len(spec.tools),
+        n_tasks=len(spec.tasks),
+    )
+
+
+def write_index(root: str | Path, entries: list[IndexEntry]) -> Path:
+    """Write ``index.json`` atomically (a crash leaves the previous index intact)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for e in sorted(entries, key=lambda e: (e.id, e.version)):
+        row = asdict(e)
+        row.pop("root")
+        rows.append(row)
+    payload = orjson.dumps({"format_version": 1, "envs": rows}, option=orjson.OPT_INDENT_2)
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=".index-", suffix=".json")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(payload)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, root / INDEX_FILE)
+    return root / INDEX_FILE
+
+
+def build_index(root: str | Path) -> Path:
+    """Scan every ``*/env.json`` under ``root`` and write its index."""
+    root = Path(root)
+    entries = [
+        entry_for(EnvSpec.load(p.parent), p.parent.name) for p in sorted(root.glob("*/env.json"))
+    ]
+    return write_index(root, entries)
+
+
+def register_catalog(root: str | Path) -> list[str]:
+    """Register every environment of a catalog root; returns the Gymnasium ids."""
+    ids = []
+    for entry in read_index(root):
+        gym_id = entry.gym_id
+        if gym_id in _ENTRIES and _ENTRIES[gym_id].folder != entry.folder:
+            raise RegistrationError(
+                f"{gym_id} is defined by both {_ENTRIES[gym_id].folder} and {entry.folder}"
+            )
+        _ENTRIES[gym_id] = entry
+        _SPECS.pop(gym_id, None)
+        if gym_id not in gym.registry:
+            gym.register(
+                id=gym_id,
+                entry_point="agentworld_gym.registry:make_env",
+                kwargs={"env_id": gym_id},
+                disable_env_checker=True,
+            )
+        ids.append(gym_id)
+    return ids
+
+
+def register_all() -> None:
+    for root in default_roots():
+        register_catalog(root)
+
+
+def resolve(name: str) -> IndexEntry:
+    """An entry by Gymnasium id (``AgentWorld/notion-v0``), ``notion-v0`` or ``notion``."""
+    if name in _ENTRIES:
+        return _ENTRIES[name]
+    full = name if name.startswith(f"{NAMESPACE}/") else f"{NAMESPACE}/{name}"
+    if full in _ENTRIES:
+        return _ENTRIES[full]
+    versions = [e for e in _ENTRIES.values() if e.id == name]
+    if versions:
+        return max(versions, key=lambda e: e.version)
+    known = sorted({e.id for e in _ENTRIES.values()})
+    close = difflib.get_close_matches(name.split("/")[-1].split("-v")[0], known, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise RegistrationError(f"unknown environment {name!r}.{hint}")
+
+
+def load_spec(name: str) -> EnvSpec:
+    """The EnvSpec of a registered environment (loaded once per process)."""
+    entry = resolve(name)
+    spec = _SPECS.get(entry.gym_id)
+    if spec is None:
+        spec = _SPECS[entry.gym_id] = EnvSpec.load(entry.folder)
+    return spec
+
+
+def make_env(env_id: str, **kwargs: Any):
+    """Gymnasium entry point of every catalog environment."""
+    from agentworld_gym.env import AgentWorldEnv
+
+    return AgentWorldEnv(load_spec(env_id), **kwargs)
+
+
+def list_envs(category: str | None = None) -> list[IndexEntry]:
+    """Registered environments, optionally those whose L1 category contains ``category``."""
+    entries = sorted(_ENTRIES.values(), key=lambda e: (e.id, e.version))
+    if category:
+        needle = category.casefold()
+        entries = [e for e in entries if needle in e.taxonomy.get("l1", "").casefold()]
+    return entries

@@ -1,0 +1,231 @@
+"""The tool runtime: validate arguments against the JSON Schema, run the tool as a transaction.
+
+A tool's ``implementation`` names how it runs; each ``type`` has a factory registered with
+:func:`register_implementation`:
+
+- ``python``: ``{"type": "python", "entrypoint": "pkg.module:function"}`` — trusted code called
+  as ``function(ctx, **arguments)`` with a :class:`ToolContext`.
+- further types (declarative operations, sandboxed code) register themselves the same way.
+
+A tool signals an API-level failure (404, 400, 409) by raising
+:class:`~agentworld_gym.errors.ToolExecutionError` with the service's error body; any write it
+made before raising is rolled back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import hashlib
+import importlib
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import fastjsonschema
+
+from agentworld_gym.database import Database
+from agentworld_gym.errors import (
+    ConfigError,
+    ToolArgumentError,
+    ToolError,
+    ToolExecutionError,
+    ToolNotFound,
+)
+from agentworld_gym.spec import EnvSpec, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+ToolFn = Callable[..., Any]
+"""``fn(ctx, **arguments) -> JSON-serialisable result``."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool implementation may use: the episode's database, a pinned clock, ids."""
+
+    db: Database
+    env_id: str = ""
+    task_id: str = ""
+    clock_start: dt.datetime = field(
+        default_factory=lambda: dt.datetime(2026, 8, 5, 9, tzinfo=dt.UTC)
+    )
+    calls: int = 0
+    _ids: int = 0
+
+    def now(self) -> dt.datetime:
+        """Pinned time: the clock start plus one minute per tool call (reproducible)."""
+        return self.clock_start + dt.timedelta(minutes=self.calls)
+
+    def now_iso(self) -> str:
+        """``now()`` as ``2026-08-05T09:00:00.000Z``."""
+        return self.now().strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+    def new_id(self) -> str:
+        """A UUID4-shaped id derived from (env, task, counter): same episode, same ids."""
+        self._ids += 1
+        digest = hashlib.sha256(f"{self.env_id}:{self.task_id}:{self._ids}".encode()).digest()
+        return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+ImplementationFactory = Callable[[ToolSpec, EnvSpec], ToolFn]
+_FACTORIES: dict[str, ImplementationFactory] = {}
+
+
+def register_implementation(kind: str, factory: ImplementationFactory) -> None:
+    """Teach the runtime a new ``implementation.type``."""
+    _FACTORIES[kind] = factory
+
+
+def _python_factory(tool: ToolSpec, env: EnvSpec) -> ToolFn:
+    entry = tool.implementation.get("entrypoint", "")
+    module_name, _, attr = entry.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"tool {tool.name!r}: entrypoint must look like 'pkg.module:function'")
+    try:
+        fn = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"tool {tool.name!r}: cannot load {entry!r}: {exc}") from exc
+    return fn
+
+
+register_implementation("python", _python_factory)
+
+
+def _type_name(value: Any) -> str:
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        type(None): "null",
+        int: "integer",
+        float: "number",
+    }.get(type(value), type(value).__name__)
+
+
+class Tool:
+    """One tool bound to its implementation and a compiled argument validator."""
+
+    __slots__ = ("spec", "name", "fn", "writes", "_validate", "_properties", "_closed")
+
+    def __init__(self, spec: ToolSpec, fn: ToolFn) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.fn = fn
+        self.writes = spec.kind != "read"
+        params = spec.parameters or {"type": "object", "properties": {}}
+        self._properties: list[str] = list(params.get("properties", {}))
+        self._closed = params.get("additionalProperties", False) is False
+        try:
+            self._validate = fastjsonschema.compile(params, use_default=False)
+        except fastjsonschema.JsonSchemaDefinitionException as exc:
+            raise ConfigError(f"tool {spec.name!r} has an invalid parameter schema: {exc}") from exc
+
+    def check_arguments(self, arguments: Any) -> dict[str, Any]:
+        """Validate against the schema; the error names the argument and says what is wrong."""
+        if not isinstance(arguments, dict):
+            raise ToolArgumentError(
+                f"Invalid arguments for {self.name}: expected a JSON object, "
+                f"got {_type_name(arguments)}"
+            )
+        if self._closed:
+            extra = [k for k in arguments if k not in self._properties]
+            if extra:
+                hints = []
+                for name in extra:
+                    close = difflib.get_close_matches(name, self._properties, n=1)
+                    hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+                raise ToolArgumentError(
+                    f"Invalid arguments for {self.name}: unexpected argument "
+                    f"{', '.join(hints)}; accepted: {', '.join(self._properties) or 'none'}"
+                )
+        try:
+            self._validate(arguments)
+        except fastjsonschema.JsonSchemaValueException as exc:
+            raise ToolArgumentError(
+                f"Invalid arguments for {self.name}: {_describe(exc)}"
+            ) from None
+        return arguments
+
+
+def _describe(exc: fastjsonschema.JsonSchemaValueException) -> str:
+    """``data.parent.page_id must be string`` → ``argument 'parent.page_id' must be string``."""
+    message = exc.message
+    path = exc.name or "data"
+    if path.startswith("data"):
+        where = path[4:].lstrip(".")
+        rest = message[len(path) :].strip() if message.startswith(path) else message
+        if where:
+            got = exc.value
+            suffix = f" (got {_type_name(got)} {_short(got)})" if "must be" in rest else ""
+            return f"argument {where!r} {rest}{suffix}"
+        if "must contain" in rest:
+            return (
+                "missing required argument(s): "
+                + rest.split("must contain", 1)[1].replace(" properties", "").strip()
+            )
+        return f"arguments {rest}"
+    return message
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class Toolbox:
+    """Every tool of one environment, built once per EnvSpec and shared by its episodes."""
+
+    def __init__(self, env: EnvSpec) -> None:
+        self.env = env
+        self.tools: dict[str, Tool] = {}
+        for spec in env.tools:
+            kind = spec.implementation.get("type", "")
+            factory = _FACTORIES.get(kind)
+            if factory is None:
+                raise ConfigError(
+                    f"tool {spec.name!r}: unknown implementation type {kind!r}; "
+                    f"known: {', '.join(sorted(_FACTORIES))}"
+                )
+            if spec.name in self.tools:
+                raise ConfigError(f"environment {env.id!r} defines tool {spec.name!r} twice")
+            self.tools[spec.name] = Tool(spec, factory(spec, env))
+        self.schemas = [t.openai_schema() for t in env.tools]
+
+    def get(self, name: str) -> Tool:
+        tool = self.tools.get(name)
+        if tool is None:
+            close = difflib.get_close_matches(str(name), list(self.tools), n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise ToolNotFound(f"Unknown tool {name!r}.{hint}")
+        return tool
+
+    def call(self, ctx: ToolContext, name: str, arguments: Any, *, strict: bool = False) -> Any:
+        """Run one tool call as a transaction and return its JSON-serialisable result.
+
+        Raises:
+            ToolError: the agent's mistake or the API's in-band error; the state is unchanged.
+                An unexpected exception inside the tool is reported as a
+                :class:`ToolExecutionError` too (and logged) so that a buggy tool never crashes
+                a training run; ``strict=True`` re-raises it instead (tests use it).
+        """
+        tool = self.get(name)
+        arguments = tool.check_arguments(arguments)
+        ctx.calls += 1
+        try:
+            if not tool.writes:
+                return tool.fn(ctx, **arguments)
+            with ctx.db.transaction():
+                return tool.fn(ctx, **arguments)
+        except ToolError:
+            raise
+        except Exception as exc:
+            if strict:
+                raise
+            logger.warning("tool %s raised %s: %s", name, type(exc).__name__, exc)
+            raise ToolExecutionError(
+                f"Tool {name} failed with {type(exc).__name__}: {exc}"
+            ) from exc
