@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import pytest
+
+from agentworld_gym.database import Database, copy_record
+from agentworld_gym.errors import SpecError
+
+
+@pytest.fixture
+def db():
+    return Database(
+        {"items": [{"id": "a", "n": 1}, {"id": "b", "n": 2}], "users": [{"uid": 7, "name": "x"}]},
+        primary_keys={"users": "uid"},
+        documents={"settings": {"theme": "dark"}},
+    )
+
+
+def test_fork_isolates_episodes_and_shares_base(db):
+    e1, e2 = db.fork(), db.fork()
+    rec = copy_record(e1.get("items", "a"))
+    rec["n"] = 100
+    e1.put("items", rec)
+    e1.insert("items", {"id": "c", "n": 3})
+    e1.delete("items", "b")
+    assert [r["id"] for r in e1.scan("items")] == ["a", "c"]
+    assert e1.get("items", "a")["n"] == 100
+    assert [r["n"] for r in e2.scan("items")] == [1, 2]
+    assert db.get("items", "a")["n"] == 1
+    assert e2.get("users", 7)["name"] == "x"  # keys are compared as strings
+
+
+def test_transaction_rolls_back_every_write(db):
+    ep = db.fork()
+    before = ep.fingerprint()
+    with pytest.raises(RuntimeError):
+        with ep.transaction():
+            ep.insert("items", {"id": "z", "n": 9})
+            ep.delete("items", "a")
+            ep.set_document("settings", {"theme": "light"})
+            assert ep.get("items", "z") is not None and ep.get("items", "a") is None
+            raise RuntimeError
+    assert ep.fingerprint() == before
+    assert ep.document("settings") == {"theme": "dark"}
+    with ep.transaction():
+        ep.insert("items", {"id": "z", "n": 9})
+    assert ep.get("items", "z")["n"] == 9 and ep.dirty
+
+
+def test_insert_conflict_and_missing_delete_raise(db):
+    ep = db.fork()
+    with pytest.raises(KeyError):
+        ep.insert("items", {"id": "a"})
+    with pytest.raises(KeyError):
+        ep.delete("items", "nope")
+    with pytest.raises(KeyError, match="Did you mean 'items'"):
+        ep.get("itemz", "a")
+
+
+def test_snapshot_json_round_trip_and_folder(db, tmp_path):
+    ep = db.fork()
+    ep.insert("items", {"id": "c", "n": 3})
+    ep.to_folder(tmp_path)
+    again = Database.from_folder(tmp_path, {"users": "uid"})
+    assert again.fingerprint() == ep.fingerprint()
+    assert again.document("settings") == {"theme": "dark"}
+
+
+def test_bad_records_are_rejected():
+    with pytest.raises(SpecError, match="primary key"):
+        Database({"items": [{"name": "no id"}]})
+    with pytest.raises(SpecError, match="duplicate"):
+        Database({"items": [{"id": 1}, {"id": "1"}]})
