@@ -90,6 +90,15 @@ def replay_gold(env: AgentWorldEnv, task: TaskSpec) -> ReplayResult:
     return ReplayResult(task.id, float(reward), errors, len(outputs), verification)
 
 
+def gold_trajectory(env: AgentWorldEnv, task: TaskSpec) -> list[dict[str, Any]] | None:
+    """The gold solution as an OpenAI chat (system, user, assistant tool calls, tool results,
+    final answer) for supervised warm starts; ``None`` when it does not replay to 1.0."""
+    result = replay_gold(env, task)
+    if not result.ok:
+        return None
+    return env.messages  # a submit call is recorded as the plain-text final answer
+
+
 def score_answer(env: AgentWorldEnv, task: TaskSpec, answer: str) -> float:
     """The reward of answering ``answer`` straight away, with no tool calls."""
     env.reset(options={"task_id": task.id})

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium.spaces import Space
-from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 from gymnasium.vector.utils.space_utils import batch_differing_spaces
 
 _ALPHABET = np.array(list(string.ascii_letters + string.digits + " .,"))
@@ -62,11 +62,11 @@ class TextSpace(Space[str]):
         return list(sample_n)
 
 
-# Batched like Gymnasium's own Text: a Tuple of per-env spaces, tuples of strings as data.
+# Batched like Gymnasium's own Text: a Tuple of per-env spaces, tuples of strings as data
+# (no `iterate` registration: a Tuple of unregistered spaces iterates its items directly).
 batch_space.register(TextSpace)(batch_space.dispatch(Space))
 batch_differing_spaces.register(TextSpace)(batch_differing_spaces.dispatch(Space))
 concatenate.register(TextSpace)(concatenate.dispatch(Space))
-iterate.register(TextSpace)(iterate.dispatch(Space))
 
 
 @create_empty_array.register(TextSpace)

@@ -13,8 +13,10 @@ def test_plain_json_call():
 
 
 def test_hermes_calls_inside_free_text():
-    text = 'Let me look.\n<tool_call>{"name": "a", "arguments": {}}</tool_call>\n' \
+    text = (
+        'Let me look.\n<tool_call>{"name": "a", "arguments": {}}</tool_call>\n'
         '<tool_call>\n{"name": "b", "arguments": {"k": 1}}\n</tool_call>'
+    )
     p = parse_action(text)
     assert [c.name for c in p.calls] == ["a", "b"] and p.content == "Let me look."
 
@@ -24,9 +26,14 @@ def test_unclosed_hermes_tag_still_parses():
 
 
 def test_openai_tool_calls_dict_with_string_arguments():
-    msg = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "a", "arguments": '{"x": 1}'}},
-        {"id": "c2", "type": "function", "function": {"name": "b", "arguments": "{bad"}}]}
+    msg = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "a", "arguments": '{"x": 1}'}},
+            {"id": "c2", "type": "function", "function": {"name": "b", "arguments": "{bad"}},
+        ],
+    }
     p = parse_action(msg)
     assert p.calls[0].arguments == {"x": 1} and p.calls[0].id == "c1"
     assert p.calls[1].error is not None and "not valid JSON" in str(p.calls[1].error)

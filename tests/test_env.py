@@ -77,7 +77,7 @@ def test_bad_actions_are_observations_and_leave_state_unchanged(toy_env, action,
 
 def test_odd_unicode_round_trips(toy_env):
     toy_env.reset(options={"task_id": "close-i1"})
-    obs, *_ , info = toy_env.step(call("create_item", title="naïve ☃ \U0001f600 \u202e"))
+    obs, *_, info = toy_env.step(call("create_item", title="naïve ☃ \U0001f600 \u202e"))
     assert "☃" in json.loads(obs)["title"]
     obs, *_ = toy_env.step(call("create_item", title="lone \ud800 surrogate"))
     assert "surrogate" in obs  # serialised with escapes instead of crashing
@@ -85,9 +85,13 @@ def test_odd_unicode_round_trips(toy_env):
 
 def test_several_calls_in_one_action(toy_env):
     toy_env.reset(options={"task_id": "close-i1"})
-    action = json.dumps([{"name": "get_item", "arguments": {"item_id": "i1"}},
-                         {"name": "nope", "arguments": {}},
-                         {"name": "get_item", "arguments": {"item_id": "i2"}}])
+    action = json.dumps(
+        [
+            {"name": "get_item", "arguments": {"item_id": "i1"}},
+            {"name": "nope", "arguments": {}},
+            {"name": "get_item", "arguments": {"item_id": "i2"}},
+        ]
+    )
     obs, _, _, _, info = toy_env.step(action)
     assert obs.count("<tool_response>") == 3
     assert [r["ok"] for r in info["tool_results"]] == [True, False, True]

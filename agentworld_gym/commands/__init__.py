@@ -1,0 +1,1 @@
+"""Subcommands of the ``agentworld`` CLI: each module defines ``register(subparsers)``."""

@@ -1,0 +1,125 @@
+"""``agentworld list | show | play | validate``: look at, try and check environments."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+
+from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.registry import list_envs, load_spec, resolve
+from agentworld_gym.replay import validate
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("list", help="list registered environments")
+    p.add_argument("--category", help="keep environments whose L1 category contains this text")
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("show", help="show an environment's tools, collections and tasks")
+    p.add_argument("env", help="environment: notion, notion-v0 or AgentWorld/notion-v0")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "play",
+        help="type tool calls yourself and see the results",
+        description=(
+            "Play an episode by hand. Type a tool call as JSON "
+            '({"name": "...", "arguments": {...}}) or as <tool_call>...</tool_call>; '
+            "any text without a tool call is your final answer and ends the episode. "
+            "Type :tools to list tools, :quit to stop."
+        ),
+    )
+    p.add_argument("env")
+    p.add_argument("--task", help="task id (default: drawn with --seed)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--split", default="all", help="train, test or all (default: all)")
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("validate", help="replay every gold solution and report failures")
+    p.add_argument("env")
+    p.add_argument("--split", default="all")
+    p.add_argument("--verbose", "-v", action="store_true", help="print every task")
+    p.set_defaults(func=cmd_validate)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    entries = list_envs(args.category)
+    if args.json:
+        for e in entries:
+            row = {"id": e.gym_id, "name": e.name, "tools": e.n_tools, "tasks": e.n_tasks}
+            print(json.dumps({**row, **e.taxonomy}))
+        return 0
+    print(f"{'environment':<44} {'tools':>5} {'tasks':>5}  category")
+    for e in entries:
+        print(f"{e.gym_id:<44} {e.n_tools:>5} {e.n_tasks:>5}  {e.taxonomy.get('l1', '')}")
+    print(f"{len(entries)} environment(s)")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    entry = resolve(args.env)
+    spec = load_spec(entry.gym_id)
+    print(f"{spec.gym_id} — {spec.name}\n{spec.description}\n")
+    print("taxonomy: " + " / ".join(spec.taxonomy.get(k, "") for k in ("l1", "l2", "l3")))
+    print(f"folder:   {entry.folder}\n")
+    print(f"tools ({len(spec.tools)}):")
+    for t in spec.tools:
+        params = ", ".join(t.parameters.get("properties", {}))
+        print(f"  [{t.kind:<5}] {t.name}({params})")
+    db = spec.database
+    print(f"\ncollections ({len(db.collections)}):")
+    for name in db.collections:
+        print(f"  {name:<24} {db.count(name):>5} records")
+    splits = Counter(t.split for t in spec.tasks)
+    kinds = Counter(t.verifier.get("type") for t in spec.tasks)
+    print(f"\ntasks ({len(spec.tasks)}): {dict(splits)} verifiers {dict(kinds)}")
+    for t in spec.tasks:
+        print(f"  {t.id:<28} [{t.split:<5} {t.verifier.get('type'):<6}] {t.instruction[:70]}")
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    spec = load_spec(resolve(args.env).gym_id)
+    env = AgentWorldEnv(spec, split=args.split)
+    options = {"task_id": args.task} if args.task else None
+    obs, info = env.reset(seed=args.seed, options=options)
+    print(f"task {info['task_id']}: {obs}\n(:tools lists tools, :quit stops)")
+    while True:
+        try:
+            line = input("action> ").strip()
+        except EOFError:
+            return 0
+        if line == ":quit":
+            return 0
+        if line == ":tools":
+            for tool in info["tools"]:
+                fn = tool["function"]
+                print(f"  {fn['name']}: {', '.join(fn['parameters'].get('properties', {}))}")
+            continue
+        obs, reward, terminated, truncated, step_info = env.step(line)
+        print(obs)
+        if terminated or truncated:
+            print(json.dumps(step_info["verification"], indent=2, default=str))
+            print(f"reward: {reward:.3f} ({'answered' if terminated else 'out of turns'})")
+            return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    spec = load_spec(resolve(args.env).gym_id)
+    results = validate(spec, args.split)
+    failed = [r for r in results if not r.ok]
+    for r in results:
+        if args.verbose or not r.ok:
+            mark = "ok  " if r.ok else "FAIL"
+            print(f"{mark} {r.task_id:<32} reward={r.reward:.3f} calls={r.calls}")
+            for err in r.errors:
+                print(f"       {err}")
+    print(
+        f"{spec.gym_id}: {len(results) - len(failed)}/{len(results)} gold solutions replay "
+        "to reward 1.0"
+    )
+    sys.stdout.flush()
+    return 1 if failed else 0
