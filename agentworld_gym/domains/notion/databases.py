@@ -1,0 +1,311 @@
+"""Database tools: query (filters, sorts, cursors), retrieve, create and update schemas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworld_gym.domains.notion.blocks import insert_children, mark_edited
+from agentworld_gym.domains.notion.filters import compile_filter, sort_pages
+from agentworld_gym.domains.notion.objects import (
+    archived_error,
+    bot_user,
+    database_title,
+    editable,
+    find_database,
+    find_page,
+    minute_iso,
+    normalize_id,
+    notion_url,
+    paginate,
+    public,
+    rich_text_from_request,
+    touch,
+    user_ref,
+    validation_error,
+)
+from agentworld_gym.domains.notion.properties import (
+    SUPPORTED_TYPES,
+    empty_value,
+    option_id,
+    property_id,
+    resolve,
+)
+from agentworld_gym.tools import ToolContext
+
+STATUS_DEFAULT = (
+    ("Not started", "default", "To-do"),
+    ("In progress", "blue", "In progress"),
+    ("Done", "green", "Complete"),
+)
+
+
+def post_database_query(
+    ctx: ToolContext,
+    database_id: str,
+    filter_properties: list[str] | None = None,
+    filter: dict[str, Any] | None = None,
+    sorts: list[dict[str, Any]] | None = None,
+    start_cursor: str | None = None,
+    page_size: int | None = None,
+    archived: bool | None = None,
+    in_trash: bool | None = None,
+) -> dict[str, Any]:
+    dbid = normalize_id(database_id, "path.database_id")
+    database = find_database(ctx.db, dbid)
+    schema = database["properties"]
+    trashed = bool(archived or in_trash)
+    pages = [
+        p
+        for p in ctx.db.scan("pages")
+        if p.get("parent", {}).get("database_id") == dbid
+        and bool(p.get("archived") or p.get("in_trash")) == trashed
+    ]
+    if filter:
+        predicate = compile_filter(filter, schema, ctx.now())
+        pages = [p for p in pages if predicate(p)]
+    pages.sort(key=lambda p: p["id"])
+    pages.sort(key=lambda p: p["created_time"], reverse=True)
+    if sorts:
+        pages = sort_pages(pages, sorts, schema)
+    wanted = set(filter_properties or [])
+    out = []
+    for page in pages:
+        item = public(page)
+        if wanted:
+            item["properties"] = {
+                n: v for n, v in item["properties"].items() if n in wanted or v["id"] in wanted
+            }
+        out.append(item)
+    return paginate(out, start_cursor, page_size, kind="page_or_database")
+
+
+def retrieve_a_database(ctx: ToolContext, database_id: str) -> dict[str, Any]:
+    return public(find_database(ctx.db, normalize_id(database_id, "path.database_id")))
+
+
+# -- schemas -------------------------------------------------------------------------------
+def property_schema(ctx: ToolContext, db_key: str, name: str, spec: Any) -> dict[str, Any]:
+    """A property schema request (``{"select": {"options": [...]}}``) → stored schema."""
+    where = f"body.properties.{name}"
+    if not isinstance(spec, dict):
+        raise validation_error(f"body failed validation: {where} should be an object.")
+    kinds = [k for k in spec if k in SUPPORTED_TYPES]
+    if len(kinds) != 1:
+        raise validation_error(
+            f"body failed validation: {where} should define exactly one property type "
+            f"({', '.join(SUPPORTED_TYPES)})."
+        )
+    kind = kinds[0]
+    config = spec[kind] if isinstance(spec[kind], dict) else {}
+    pid = "title" if kind == "title" else property_id(db_key, name)
+    body: dict[str, Any] = {}
+    if kind == "number":
+        body = {"format": str(config.get("format", "number"))}
+    elif kind in ("select", "multi_select"):
+        body = {"options": _options(db_key, name, config.get("options", []), where)}
+    elif kind == "status":
+        opts = [
+            {"id": option_id(db_key, name, n), "name": n, "color": c, "description": None}
+            for n, c, _ in STATUS_DEFAULT
+        ]
+        body = {
+            "options": opts,
+            "groups": [
+                {
+                    "id": option_id(db_key, name, f"group:{g}"),
+                    "name": g,
+                    "color": c,
+                    "option_ids": [o["id"]],
+                }
+                for o, (_, c, g) in zip(opts, STATUS_DEFAULT, strict=True)
+            ],
+        }
+    elif kind == "relation":
+        target = normalize_id(config.get("database_id"), f"{where}.relation.database_id")
+        find_database(ctx.db, target)
+        body = {"database_id": target, "type": "single_property", "single_property": {}}
+    return {"id": pid, "name": name, "type": kind, kind: body}
+
+
+def _options(db_key: str, prop: str, options: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(options, list):
+        raise validation_error(f"body failed validation: {where}.options should be an array.")
+    out = []
+    for opt in options:
+        if not isinstance(opt, dict) or not isinstance(opt.get("name"), str):
+            raise validation_error(
+                f"body failed validation: {where}.options[].name should be a string."
+            )
+        out.append(
+            {
+                "id": option_id(db_key, prop, opt["name"]),
+                "name": opt["name"],
+                "color": str(opt.get("color", "default")),
+                "description": None,
+            }
+        )
+    return out
+
+
+def create_a_database(
+    ctx: ToolContext,
+    parent: dict[str, Any],
+    properties: dict[str, Any],
+    title: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    ppid = normalize_id(parent.get("page_id"), "body.parent.page_id")
+    holder = find_page(ctx.db, ppid)
+    if holder.get("archived") or holder.get("in_trash"):
+        raise archived_error()
+    new_id = ctx.new_id()
+    schema = {name: property_schema(ctx, new_id, name, spec) for name, spec in properties.items()}
+    if sum(1 for p in schema.values() if p["type"] == "title") != 1:
+        raise validation_error(
+            "Title property is missing: a database needs exactly one property of type title."
+        )
+    bot = user_ref(bot_user(ctx.db)["id"])
+    now = minute_iso(ctx)
+    title_rt = rich_text_from_request(title or [], "body.title")
+    database = {
+        "object": "database",
+        "id": new_id,
+        "cover": None,
+        "icon": None,
+        "created_time": now,
+        "created_by": bot,
+        "last_edited_by": bot,
+        "last_edited_time": now,
+        "title": title_rt,
+        "description": [],
+        "is_inline": False,
+        "properties": schema,
+        "parent": {"type": "page_id", "page_id": ppid},
+        "url": notion_url("", new_id),
+        "public_url": None,
+        "archived": False,
+        "in_trash": False,
+    }
+    ctx.db.insert("databases", database)
+    block = {
+        "object": "block",
+        "id": new_id,
+        "parent": {"type": "page_id", "page_id": ppid},
+        "created_time": now,
+        "last_edited_time": now,
+        "created_by": bot,
+        "last_edited_by": bot,
+        "has_children": False,
+        "archived": False,
+        "in_trash": False,
+        "type": "child_database",
+        "child_database": {"title": database_title(database)},
+        "_seq": 0,
+    }
+    insert_children(ctx, ppid, [block], None)
+    mark_edited(ctx, "page", holder)
+    return public(database)
+
+
+def update_a_database(
+    ctx: ToolContext,
+    database_id: str,
+    title: list[dict[str, Any]] | None = None,
+    description: list[dict[str, Any]] | None = None,
+    properties: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    dbid = normalize_id(database_id, "path.database_id")
+    database = editable(find_database(ctx.db, dbid))
+    if database.get("archived") or database.get("in_trash"):
+        raise archived_error()
+    if title is not None:
+        database["title"] = rich_text_from_request(title, "body.title")
+    if description is not None:
+        database["description"] = rich_text_from_request(description, "body.description")
+    renames: dict[str, str] = {}
+    removed: list[str] = []
+    added: list[str] = []
+    schema = database["properties"]
+    for key, spec in (properties or {}).items():
+        found = resolve(schema, key)
+        if found is None:
+            if spec is None:
+                raise validation_error(f"{key} is not a property that exists.")
+            schema[key] = property_schema(ctx, dbid, key, spec)
+            added.append(key)
+            continue
+        name, prop = found
+        if spec is None:
+            if prop["type"] == "title":
+                raise validation_error("Cannot delete the title property of a database.")
+            del schema[name]
+            removed.append(name)
+            continue
+        _update_property(ctx, dbid, schema, name, prop, spec, renames)
+    touch(ctx, database)
+    ctx.db.put("databases", database)
+    if renames or removed or added:
+        _migrate_pages(ctx, dbid, schema, renames, removed, added)
+    block = ctx.db.get("blocks", dbid)
+    if block is not None and title is not None:
+        fixed = editable(block)
+        fixed["child_database"] = {"title": database_title(database)}
+        ctx.db.put("blocks", fixed)
+    return public(database)
+
+
+def _update_property(
+    ctx: ToolContext,
+    dbid: str,
+    schema: dict[str, Any],
+    name: str,
+    prop: dict[str, Any],
+    spec: Any,
+    renames: dict[str, str],
+) -> None:
+    where = f"body.properties.{name}"
+    if not isinstance(spec, dict):
+        raise validation_error(f"body failed validation: {where} should be an object or null.")
+    kinds = [k for k in spec if k in SUPPORTED_TYPES]
+    if kinds and kinds[0] != prop["type"]:
+        raise validation_error(
+            f"Changing the type of property {name} from {prop['type']} to {kinds[0]} is not "
+            "supported; add a new property instead."
+        )
+    if kinds and prop["type"] in ("select", "multi_select"):
+        config = spec[kinds[0]] if isinstance(spec[kinds[0]], dict) else {}
+        if "options" in config:
+            old = {o["name"]: o for o in prop[prop["type"]]["options"]}
+            new = _options(dbid, name, config["options"], where)
+            prop[prop["type"]]["options"] = [old.get(o["name"], o) for o in new]
+    new_name = spec.get("name")
+    if isinstance(new_name, str) and new_name != name:
+        if new_name in schema:
+            raise validation_error(f"A property named {new_name} already exists.")
+        renamed = {**prop, "name": new_name}
+        items = list(schema.items())
+        schema.clear()
+        schema.update(
+            {(new_name if k == name else k): (renamed if k == name else v) for k, v in items}
+        )
+        renames[name] = new_name
+
+
+def _migrate_pages(
+    ctx: ToolContext,
+    dbid: str,
+    schema: dict[str, Any],
+    renames: dict[str, str],
+    removed: list[str],
+    added: list[str],
+) -> None:
+    for page in list(ctx.db.scan("pages")):
+        if page.get("parent", {}).get("database_id") != dbid:
+            continue
+        updated = editable(page)
+        props = {renames.get(k, k): v for k, v in updated["properties"].items()}
+        for name in removed:
+            props.pop(name, None)
+        for name in added:
+            props[name] = empty_value(schema[name])
+        updated["properties"] = props
+        ctx.db.put("pages", updated)

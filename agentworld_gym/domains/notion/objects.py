@@ -1,0 +1,278 @@
+"""Notion API object shapes, ids, error objects and pagination shared by every tool.
+
+Records are stored exactly as the Notion API returns them, plus bookkeeping fields whose names
+start with ``_`` (``_seq`` orders siblings, ``_self`` marks the integration's bot user); those
+are stripped by :func:`public` before anything reaches the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from agentworld_gym.database import Database, copy_record
+from agentworld_gym.errors import ToolExecutionError
+from agentworld_gym.tools import ToolContext
+
+NAMESPACE = uuid.UUID("6f1c1f0e-3c55-4a52-9d2e-6e6f74696f6e")
+"""uuid5 namespace of every seeded id (ids derived from names stay stable across builds)."""
+
+MAX_PAGE_SIZE = 100
+MAX_TEXT = 2000
+_HEX32 = re.compile(r"^[0-9a-fA-F]{32}$")
+_SHARE_HINT = "Make sure the relevant pages and databases are shared with your integration."
+
+DEFAULT_ANNOTATIONS = {
+    "bold": False,
+    "italic": False,
+    "strikethrough": False,
+    "underline": False,
+    "code": False,
+    "color": "default",
+}
+
+
+def stable_id(*parts: str) -> str:
+    """A uuid5 id derived from names, e.g. ``stable_id("page", "Company Handbook")``."""
+    return str(uuid.uuid5(NAMESPACE, "/".join(parts)))
+
+
+# -- errors --------------------------------------------------------------------------------
+def api_error(status: int, code: str, message: str) -> ToolExecutionError:
+    """The exception a tool raises to answer with a Notion error object."""
+    body = {"object": "error", "status": status, "code": code, "message": message}
+    return ToolExecutionError(message, body=body)
+
+
+def validation_error(message: str) -> ToolExecutionError:
+    return api_error(400, "validation_error", message)
+
+
+def not_found(kind: str, object_id: str) -> ToolExecutionError:
+    return api_error(
+        404, "object_not_found", f"Could not find {kind} with ID: {object_id}. {_SHARE_HINT}"
+    )
+
+
+def normalize_id(value: Any, where: str) -> str:
+    """Accept a dashed or undashed uuid (as Notion does) and return the dashed lowercase form.
+
+    ``where`` names the argument for the error message, e.g. ``path.page_id``.
+    """
+    text = str(value).strip() if isinstance(value, str) else ""
+    compact = text.replace("-", "")
+    if not _HEX32.match(compact):
+        root = where.split(".", 1)[0]
+        raise validation_error(
+            f"{root} failed validation: {where} should be a valid uuid, instead was `{js(value)}`."
+        )
+    return str(uuid.UUID(compact))
+
+
+def js(value: Any) -> str:
+    """A value as Notion quotes it in messages (JSON; ``undefined`` for a missing value)."""
+    if value is None:
+        return "undefined"
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+# -- users, timestamps, outputs ------------------------------------------------------------
+def bot_user(db: Database) -> dict[str, Any]:
+    """The integration's own bot user (``API-get-self``)."""
+    for user in db.scan("users"):
+        if user.get("_self"):
+            return user
+    raise RuntimeError("the Notion seed has no bot user marked _self")
+
+
+def user_ref(user_id: str) -> dict[str, str]:
+    return {"object": "user", "id": user_id}
+
+
+def touch(ctx: ToolContext, record: dict[str, Any]) -> dict[str, Any]:
+    """Stamp a modified copy with the clock and the integration as last editor."""
+    record["last_edited_time"] = minute_iso(ctx)
+    record["last_edited_by"] = user_ref(bot_user(ctx.db)["id"])
+    return record
+
+
+def minute_iso(ctx: ToolContext) -> str:
+    """Notion rounds object timestamps down to the minute."""
+    return ctx.now().strftime("%Y-%m-%dT%H:%M:00.000Z")
+
+
+def public(record: dict[str, Any]) -> dict[str, Any]:
+    """A private copy without bookkeeping (``_``) fields: what the API returns."""
+    out = copy_record(record)
+    for key in [k for k in out if k.startswith("_")]:
+        del out[key]
+    return out
+
+
+def editable(record: dict[str, Any]) -> dict[str, Any]:
+    """A private copy to modify and ``put`` back (records from the db are shared)."""
+    return copy_record(record)
+
+
+# -- rich text -----------------------------------------------------------------------------
+def text_item(content: str, link: str | None = None, **annotations: Any) -> dict[str, Any]:
+    """A full rich-text object as Notion returns it."""
+    ann = dict(DEFAULT_ANNOTATIONS)
+    ann.update(annotations)
+    return {
+        "type": "text",
+        "text": {"content": content, "link": {"url": link} if link else None},
+        "annotations": ann,
+        "plain_text": content,
+        "href": link,
+    }
+
+
+def rich_text(content: str) -> list[dict[str, Any]]:
+    return [text_item(content)] if content else []
+
+
+def plain(items: Sequence[dict[str, Any]] | None) -> str:
+    return "".join(item.get("plain_text", "") for item in items or [])
+
+
+def rich_text_from_request(items: Any, where: str) -> list[dict[str, Any]]:
+    """Request rich text (``[{"text": {"content": ...}}]``) → full rich-text objects."""
+    if not isinstance(items, list):
+        raise validation_error(
+            f"body failed validation: {where} should be an array, instead was `{js(items)}`."
+        )
+    out = []
+    for i, item in enumerate(items):
+        here = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            raise validation_error(
+                f"body failed validation: {here} should be an object, instead was `{js(item)}`."
+            )
+        kind = item.get("type", "text")
+        if kind != "text" or not isinstance(item.get("text"), dict):
+            raise validation_error(
+                f"body failed validation: {here}.text should be defined, instead was `undefined`."
+            )
+        content = item["text"].get("content")
+        if not isinstance(content, str):
+            raise validation_error(
+                f"body failed validation: {here}.text.content should be a string, instead was "
+                f"`{js(content)}`."
+            )
+        if len(content) > MAX_TEXT:
+            raise validation_error(
+                f"body failed validation: {here}.text.content.length should be ≤ `{MAX_TEXT}`"
+                f", instead was `{len(content)}`."
+            )
+        link = item["text"].get("link")
+        url = link.get("url") if isinstance(link, dict) else None
+        annotations = item.get("annotations") if isinstance(item.get("annotations"), dict) else {}
+        known = {k: v for k, v in annotations.items() if k in DEFAULT_ANNOTATIONS}
+        out.append(text_item(content, url, **known))
+    return out
+
+
+# -- pagination ----------------------------------------------------------------------------
+def page_size_of(value: Any, where: str) -> int:
+    if value is None:
+        return MAX_PAGE_SIZE
+    if value < 1:
+        raise validation_error(
+            f"{where.split('.', 1)[0]} failed validation: {where} should be a number greater "
+            f"than or equal to 1, instead was `{value}`."
+        )
+    if value > MAX_PAGE_SIZE:
+        raise validation_error(
+            f"{where.split('.', 1)[0]} failed validation: {where} should be a number less than "
+            f"or equal to {MAX_PAGE_SIZE}, instead was `{value}`."
+        )
+    return int(value)
+
+
+def paginate(
+    items: list[dict[str, Any]],
+    start_cursor: str | None,
+    page_size: Any,
+    *,
+    kind: str,
+    where: str = "body",
+) -> dict[str, Any]:
+    """A Notion list object; cursors are the id of the first item of the next page."""
+    size = page_size_of(page_size, f"{where}.page_size")
+    start = 0
+    if start_cursor is not None:
+        ids = [item.get("id") for item in items]
+        cursor = start_cursor.strip()
+        if cursor not in ids:
+            try:
+                cursor = normalize_id(cursor, f"{where}.start_cursor")
+            except ToolExecutionError:
+                cursor = ""
+        if cursor not in ids:
+            raise validation_error(f"The start_cursor provided is invalid: {start_cursor}")
+        start = ids.index(cursor)
+    chunk = items[start : start + size]
+    has_more = start + size < len(items)
+    return {
+        "object": "list",
+        "results": chunk,
+        "next_cursor": items[start + size]["id"] if has_more else None,
+        "has_more": has_more,
+        "type": kind,
+        kind: {},
+    }
+
+
+# -- lookups -------------------------------------------------------------------------------
+def find_page(db: Database, page_id: str) -> dict[str, Any]:
+    page = db.get("pages", page_id)
+    if page is None:
+        if db.get("databases", page_id) is not None:
+            raise validation_error(
+                f"Provided ID {page_id} is a database, not a page. Use the retrieve database "
+                f"API instead, `/v1/databases/{page_id}`."
+            )
+        raise not_found("page", page_id)
+    return page
+
+
+def find_database(db: Database, database_id: str) -> dict[str, Any]:
+    found = db.get("databases", database_id)
+    if found is None:
+        if db.get("pages", database_id) is not None:
+            raise validation_error(
+                f"Provided ID {database_id} is a page, not a database. Use the retrieve page "
+                f"API instead, `/v1/pages/{database_id}`."
+            )
+        raise not_found("database", database_id)
+    return found
+
+
+def page_title(page: dict[str, Any]) -> str:
+    for value in page.get("properties", {}).values():
+        if value.get("type") == "title":
+            return plain(value.get("title"))
+    return ""
+
+
+def database_title(database: dict[str, Any]) -> str:
+    return plain(database.get("title"))
+
+
+def notion_url(title: str, object_id: str) -> str:
+    slug = "-".join(re.findall(r"[A-Za-z0-9]+", title))
+    compact = object_id.replace("-", "")
+    return f"https://www.notion.so/{slug}-{compact}" if slug else f"https://www.notion.so/{compact}"
+
+
+def archived_error() -> ToolExecutionError:
+    return validation_error(
+        "Can't edit block that is archived. You must unarchive the block before editing."
+    )

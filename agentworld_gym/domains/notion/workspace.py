@@ -1,0 +1,134 @@
+"""Workspace-wide tools: users, the integration's bot user, search, and comments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworld_gym.domains.notion.objects import (
+    api_error,
+    bot_user,
+    database_title,
+    find_page,
+    js,
+    minute_iso,
+    normalize_id,
+    page_title,
+    paginate,
+    public,
+    rich_text_from_request,
+    user_ref,
+    validation_error,
+)
+from agentworld_gym.tools import ToolContext
+
+
+# -- users ---------------------------------------------------------------------------------
+def get_user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
+    uid = normalize_id(user_id, "path.user_id")
+    user = ctx.db.get("users", uid)
+    if user is None:
+        raise api_error(404, "object_not_found", f"Could not find user with ID: {uid}.")
+    return public(user)
+
+
+def get_users(
+    ctx: ToolContext, start_cursor: str | None = None, page_size: int | None = None
+) -> dict[str, Any]:
+    users = [public(u) for u in ctx.db.scan("users")]
+    return paginate(users, start_cursor, page_size, kind="user", where="query")
+
+
+def get_self(ctx: ToolContext) -> dict[str, Any]:
+    return public(bot_user(ctx.db))
+
+
+# -- search --------------------------------------------------------------------------------
+def post_search(
+    ctx: ToolContext,
+    query: str | None = None,
+    sort: dict[str, Any] | None = None,
+    filter: dict[str, Any] | None = None,
+    start_cursor: str | None = None,
+    page_size: int | None = None,
+) -> dict[str, Any]:
+    kinds = ("page", "database")
+    if filter:
+        if filter.get("property") != "object":
+            raise validation_error(
+                'body failed validation: body.filter.property should be `"object"`, instead '
+                f"was `{js(filter.get('property'))}`."
+            )
+        if filter.get("value") not in kinds:
+            raise validation_error(
+                'body failed validation: body.filter.value should be `"page"` or `"database"`'
+                f", instead was `{js(filter.get('value'))}`."
+            )
+        kinds = (filter["value"],)
+    direction = "descending"
+    if sort:
+        if sort.get("timestamp", "last_edited_time") != "last_edited_time":
+            raise validation_error(
+                'body failed validation: body.sort.timestamp should be `"last_edited_time"`, '
+                f"instead was `{js(sort.get('timestamp'))}`."
+            )
+        direction = sort.get("direction", "descending")
+        if direction not in ("ascending", "descending"):
+            raise validation_error(
+                'body failed validation: body.sort.direction should be `"ascending"` or '
+                f'`"descending"`, instead was `{js(direction)}`.'
+            )
+    words = (query or "").casefold().split()
+    found = []
+    for kind in kinds:
+        for record in ctx.db.scan(f"{kind}s"):
+            if record.get("archived") or record.get("in_trash"):
+                continue
+            title = (page_title(record) if kind == "page" else database_title(record)).casefold()
+            if all(w in title for w in words):
+                found.append(record)
+    found.sort(key=lambda r: r["id"])
+    found.sort(key=lambda r: r["last_edited_time"], reverse=direction == "descending")
+    return paginate([public(r) for r in found], start_cursor, page_size, kind="page_or_database")
+
+
+# -- comments ------------------------------------------------------------------------------
+def retrieve_a_comment(
+    ctx: ToolContext, block_id: str, start_cursor: str | None = None, page_size: int | None = None
+) -> dict[str, Any]:
+    bid = normalize_id(block_id, "query.block_id")
+    if ctx.db.get("pages", bid) is None and ctx.db.get("blocks", bid) is None:
+        raise api_error(
+            404,
+            "object_not_found",
+            f"Could not find block with ID: {bid}. Make sure the relevant pages and "
+            "databases are shared with your integration.",
+        )
+    found = [c for c in ctx.db.scan("comments") if c["parent"].get(c["parent"]["type"]) == bid]
+    found.sort(key=lambda c: (c["created_time"], c.get("_seq", 0), c["id"]))
+    return paginate(
+        [public(c) for c in found], start_cursor, page_size, kind="comment", where="query"
+    )
+
+
+def create_a_comment(
+    ctx: ToolContext, parent: dict[str, Any], rich_text: list[dict[str, Any]]
+) -> dict[str, Any]:
+    pid = normalize_id(parent.get("page_id"), "body.parent.page_id")
+    find_page(ctx.db, pid)
+    content = rich_text_from_request(rich_text, "body.rich_text")
+    if not content:
+        raise validation_error("body failed validation: body.rich_text should not be empty.")
+    now = minute_iso(ctx)
+    comment = {
+        "object": "comment",
+        "id": ctx.new_id(),
+        "parent": {"type": "page_id", "page_id": pid},
+        "discussion_id": ctx.new_id(),
+        "created_time": now,
+        "last_edited_time": now,
+        "created_by": user_ref(bot_user(ctx.db)["id"]),
+        "rich_text": content,
+        "_seq": ctx.db.count("comments"),
+    }
+    ctx.db.insert("comments", comment)
+    return public(comment)
