@@ -4,9 +4,10 @@
 
 Runs on one core (pinned with ``sched_setaffinity``) against the raw env, and prints a table of
 median / p99 latencies and throughputs. The read and write calls are taken from the
-environment's own gold solutions (the first read and write calls without references), so any
-catalog environment can be measured. Targets for notion on one core of a 2-core laptop-class
-CPU: read step < 25 µs, reset < 200 µs, rubric verification < 1 ms.
+environment's own gold solutions (one row per distinct tool), so any catalog environment can be
+measured; a call that fails when repeated in a fresh episode is marked "error path". Episodes
+restart every 30 steps so the chat history stays realistic. Targets for notion on one core of a
+2-core laptop-class CPU: point-read step < 25 µs, reset < 200 µs, rubric verification < 1 ms.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 import agentworld_gym  # noqa: F401  (registers the catalog)
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.registry import load_spec
+from agentworld_gym.replay import replay_gold
 from agentworld_gym.spec import EnvSpec
 
 
@@ -36,29 +38,46 @@ def _timeit(fn: Callable[[], object], n: int, setup: Callable[[], object] | None
     return samples
 
 
-def _pick_calls(spec: EnvSpec) -> tuple[dict, dict | None, str, str | None]:
-    """(read call, write call, task for read, task for write) from the gold chains."""
+def _pick_calls(env: AgentWorldEnv, limit: int = 32) -> tuple[list, list]:
+    """One concrete call per distinct read and write tool, from the replayed gold chains.
+
+    References to earlier outputs (``$0.id``) are resolved by replaying the chain once; the
+    call is then timed in a fresh episode of that task.
+    """
+    spec = env.spec_data
     kinds = {t.name: t.kind for t in spec.tools}
-    read = write = None
-    read_task = write_task = None
+    reads: dict[str, tuple[dict, str]] = {}
+    writes: dict[str, tuple[dict, str]] = {}
     for task in spec.tasks:
-        for call in (task.gold or {}).get("calls", []):
-            if "$" in json.dumps(call.get("arguments", {})):
-                continue
-            if kinds.get(call["name"]) == "read" and read is None:
-                read, read_task = call, task.id
-            if kinds.get(call["name"]) == "write" and write is None:
-                write, write_task = call, task.id
-    if read is None:
-        raise SystemExit(f"{spec.id}: no gold read call without references to benchmark")
-    return read, write, read_task, write_task
+        if not replay_gold(env, task).ok:
+            continue
+        for message in env.messages:
+            for call in message.get("tool_calls", []):
+                fn = call["function"]
+                concrete = {"name": fn["name"], "arguments": json.loads(fn["arguments"])}
+                bucket = reads if kinds.get(fn["name"]) == "read" else writes
+                bucket.setdefault(fn["name"], (concrete, task.id))
+    return list(reads.values())[:limit], list(writes.values())[:limit]
+
+
+def _episodes(env: AgentWorldEnv, task_id: str, turns: int = 30) -> Callable[[], None]:
+    """A setup hook that starts a fresh episode every ``turns`` steps (realistic history)."""
+    count = [turns]
+
+    def setup() -> None:
+        if count[0] >= turns:
+            env.reset(options={"task_id": task_id})
+            count[0] = 0
+        count[0] += 1
+
+    return setup
 
 
 def _row(name: str, samples: list[int], unit: str = "µs") -> str:
     med = statistics.median(samples) / 1e3
     p99 = samples[int(len(samples) * 0.99) - 1] / 1e3
     per_s = 1e6 / med if med else float("inf")
-    return f"| {name:<34} | {med:>10.1f} | {p99:>10.1f} | {per_s:>12,.0f} |"
+    return f"| {name:<44} | {med:>10.1f} | {p99:>10.1f} | {per_s:>12,.0f} |"
 
 
 def main() -> None:
@@ -71,26 +90,23 @@ def main() -> None:
 
     spec = EnvSpec.load(args.env) if os.path.isdir(args.env) else load_spec(args.env)
     env = AgentWorldEnv(spec, split="all", max_turns=10**9)
-    read, write, read_task, write_task = _pick_calls(spec)
-    read_action = json.dumps(read)
-    write_action = json.dumps(write) if write else None
+    reads, writes = _pick_calls(env)
     tool_name = spec.tools[0].name
     bad_action = json.dumps({"name": tool_name, "arguments": {"no_such_argument": 1}})
     rows = []
 
     rows.append(_row("reset (seeded task draw)", _timeit(lambda: env.reset(seed=1), args.n)))
-    env.reset(options={"task_id": read_task})
-    rows.append(_row(f"step read ({read['name']})", _timeit(lambda: env.step(read_action), args.n)))
-    rows.append(_row("step invalid arguments", _timeit(lambda: env.step(bad_action), args.n)))
-    rows.append(_row("step unknown tool", _timeit(lambda: env.step('{"name": "nope"}'), args.n)))
-    if write_action:
-        env.reset(options={"task_id": write_task})
-        rows.append(
-            _row(
-                f"step write ({write['name']})",
-                _timeit(lambda: env.step(write_action), args.n),
-            )
-        )
+    for label, calls in (("read", reads), ("write", writes)):
+        for call, task_id in calls:
+            action = json.dumps(call)
+            env.reset(options={"task_id": task_id})
+            failed = not env.step(action)[4]["tool_results"][0]["ok"]
+            samples = _timeit(lambda a=action: env.step(a), args.n, _episodes(env, task_id))
+            note = " (error path)" if failed else ""
+            rows.append(_row(f"step {label} {call['name']}{note}", samples))
+    for label, action in (("invalid arguments", bad_action), ("unknown tool", '{"name": "x"}')):
+        samples = _timeit(lambda a=action: env.step(a), args.n, _episodes(env, reads[0][1]))
+        rows.append(_row(f"step {label}", samples))
     for kind in ("rubric", "script"):
         task = next((t for t in spec.tasks if t.verifier.get("type") == kind), None)
         if task is None:
@@ -103,8 +119,8 @@ def main() -> None:
         f"\n{spec.gym_id}: {len(spec.tools)} tools, "
         f"{sum(spec.database.count(c) for c in spec.database.collections)} records, one core\n"
     )
-    print(f"| {'operation':<34} | {'median µs':>10} | {'p99 µs':>10} | {'per second':>12} |")
-    print(f"|{'-' * 36}|{'-' * 12}|{'-' * 12}|{'-' * 14}|")
+    print(f"| {'operation':<44} | {'median µs':>10} | {'p99 µs':>10} | {'per second':>12} |")
+    print(f"|{'-' * 46}|{'-' * 12}|{'-' * 12}|{'-' * 14}|")
     print("\n".join(rows))
 
 
