@@ -101,11 +101,15 @@ def write_index(root: str | Path, entries: list[IndexEntry]) -> Path:
         rows.append(row)
     payload = orjson.dumps({"format_version": 1, "envs": rows}, option=orjson.OPT_INDENT_2)
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".index-", suffix=".json")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(payload)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, root / INDEX_FILE)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, root / INDEX_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return root / INDEX_FILE
 
 
@@ -118,12 +122,18 @@ def build_index(root: str | Path) -> Path:
     return write_index(root, entries)
 
 
-def register_catalog(root: str | Path) -> list[str]:
-    """Register every environment of a catalog root; returns the Gymnasium ids."""
+def register_catalog(root: str | Path, *, replace: bool = False) -> list[str]:
+    """Register every environment of a catalog root; returns the Gymnasium ids.
+
+    Args:
+        root: the catalog folder (with ``index.json``).
+        replace: let this root's entries take over ids another root registered (an evolved
+            copy of a catalog); otherwise such a clash raises :class:`RegistrationError`.
+    """
     ids = []
     for entry in read_index(root):
         gym_id = entry.gym_id
-        if gym_id in _ENTRIES and _ENTRIES[gym_id].folder != entry.folder:
+        if gym_id in _ENTRIES and _ENTRIES[gym_id].folder != entry.folder and not replace:
             raise RegistrationError(
                 f"{gym_id} is defined by both {_ENTRIES[gym_id].folder} and {entry.folder}"
             )

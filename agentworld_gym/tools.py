@@ -72,6 +72,8 @@ class ToolContext:
 
 ImplementationFactory = Callable[[ToolSpec, EnvSpec], ToolFn]
 _FACTORIES: dict[str, ImplementationFactory] = {}
+_PROVIDERS = {"op": "agentworld_gym.ops", "release": "agentworld_gym.release.runtime"}
+"""Modules that register an implementation type when imported (loaded on first use)."""
 
 
 def register_implementation(kind: str, factory: ImplementationFactory) -> None:
@@ -184,6 +186,8 @@ class Toolbox:
         self.tools: dict[str, Tool] = {}
         for spec in env.tools:
             kind = spec.implementation.get("type", "")
+            if kind not in _FACTORIES and kind in _PROVIDERS:
+                importlib.import_module(_PROVIDERS[kind])
             factory = _FACTORIES.get(kind)
             if factory is None:
                 raise ConfigError(
