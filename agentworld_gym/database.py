@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,16 +104,26 @@ class Database:
 
     # -- construction -------------------------------------------------------------------
     @classmethod
-    def from_folder(cls, folder: str | Path, primary_keys: Mapping[str, str] | None = None):
-        """Load one JSON file per collection (a list of records) or document (anything else)."""
-        folder = Path(folder)
+    def from_folder(
+        cls,
+        folder: str | Path,
+        primary_keys: Mapping[str, str] | None = None,
+        documents: Iterable[str] = (),
+    ):
+        """Load one JSON file per collection (a list of records) or document (anything else).
+
+        Files named in ``documents`` are documents even when they hold a list (keyless lists
+        such as usage logs, which a collection would reject).
+        """
+        folder, whole = Path(folder), set(documents)
         if not folder.is_dir():
             raise SpecError(f"database folder {folder} does not exist")
         lists: dict[str, list[Record]] = {}
         docs: dict[str, Any] = {}
         for path in sorted(folder.glob("*.json")):
             data = orjson.loads(path.read_bytes())
-            (lists if isinstance(data, list) else docs)[path.stem] = data
+            is_collection = isinstance(data, list) and path.stem not in whole
+            (lists if is_collection else docs)[path.stem] = data
         return cls(lists, primary_keys, docs)
 
     def to_folder(self, folder: str | Path) -> None:

@@ -1155,11 +1155,21 @@ class _Proc:
                 self._popen.wait()
 
 
+def _still_running(proc: _Proc, grace_s: float = 0.1) -> bool:
+    """Whether the process outlives its closed pipe (an exiting one is a zombie within ms)."""
+    deadline = time.monotonic() + grace_s
+    while proc.state() not in ("", "Z", "X"):
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.002)
+    return False
+
+
 def _failure(
     proc: _Proc, err: _ChannelError, limits: SandboxLimits, started: float, isolation: dict
 ) -> SandboxResult:
     """Kill the process and say precisely why it did not answer."""
-    alive = err.kind == "closed" and proc.state() not in ("", "Z", "X")
+    alive = err.kind == "closed" and _still_running(proc)
     proc.kill()
     kind, cpu_error = SandboxErrorType.CRASH, f"exceeded the {limits.cpu_s:g} s CPU-time limit"
     if err.kind == "too_large":

@@ -11,7 +11,7 @@ An environment lives in one folder::
     {"format_version": 1, "id": "notion", "name": "Notion", "version": 0,
      "description": "...", "taxonomy": {"l1": "...", "l2": "...", "l3": "..."},
      "provenance": {"source": "...", "license": "..."},
-     "collections": {"pages": {"primary_key": "id"}, ...},
+     "collections": {"pages": {"primary_key": "id"}, "usage_log": {"kind": "document"}, ...},
      "tools": [{"name": "API-get-user", "description": "...", "parameters": {JSON Schema},
                 "kind": "read" | "write",
                 "implementation": {"type": "python", "entrypoint": "pkg.module:function"}}],
@@ -132,13 +132,15 @@ class EnvSpec:
     def database(self) -> Database:
         """The initial state, loaded once and shared (copy-on-write) by every episode."""
         pks = {name: meta.get("primary_key", "id") for name, meta in self.collections.items()}
+        whole = {name for name, meta in self.collections.items() if meta.get("kind") == "document"}
         if self.records is not None:
-            lists = {k: v for k, v in self.records.items() if isinstance(v, list)}
-            docs = {k: v for k, v in self.records.items() if not isinstance(v, list)}
+            records = self.records.items()
+            lists = {k: v for k, v in records if isinstance(v, list) and k not in whole}
+            docs = {k: v for k, v in records if k not in lists}
             return Database(lists, pks, docs)
         if self.root is None:
             raise SpecError(f"environment {self.id!r} has neither records nor a folder")
-        return Database.from_folder(self.root / "db", pks)
+        return Database.from_folder(self.root / "db", pks, documents=whole)
 
     # -- (de)serialisation --------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

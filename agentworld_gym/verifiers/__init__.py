@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from agentworld_gym.errors import VerifierError
@@ -16,7 +17,16 @@ __all__ = [
     "Verification",
     "Verifier",
     "build_verifier",
+    "register_verifier",
 ]
+
+VerifierFactory = Callable[[dict[str, Any], Judge | None], Verifier]
+_FACTORIES: dict[str, VerifierFactory] = {}
+
+
+def register_verifier(kind: str, factory: VerifierFactory) -> None:
+    """Teach :func:`build_verifier` a new ``verifier.type`` (``factory(definition, judge)``)."""
+    _FACTORIES[kind] = factory
 
 
 def build_verifier(definition: dict[str, Any], judge: Judge | None = None) -> Verifier:
@@ -32,4 +42,8 @@ def build_verifier(definition: dict[str, Any], judge: Judge | None = None) -> Ve
             timeout_s=float(definition.get("timeout_s", 10.0)),
             memory_mb=int(definition.get("memory_mb", 1024)),
         )
-    raise VerifierError(f"unknown verifier type {kind!r}; expected 'rubric' or 'script'")
+    factory = _FACTORIES.get(kind) if isinstance(kind, str) else None
+    if factory is not None:
+        return factory(definition, judge)
+    known = ", ".join(repr(k) for k in ["rubric", "script", *sorted(_FACTORIES)])
+    raise VerifierError(f"unknown verifier type {kind!r}; expected one of {known}")
