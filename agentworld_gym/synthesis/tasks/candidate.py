@@ -1,0 +1,104 @@
+"""A synthesized task before acceptance, with the evidence its acceptance checks need.
+
+Both routes (graph walks and programs) produce a :class:`Candidate`: the
+:class:`~agentworld_gym.spec.TaskSpec`, plus the outcomes of running its gold chain that
+:mod:`.accept` judges — the final states of two independent replays (different task id and
+clock: equal rewards mean nothing volatile is checked), the state after only the first call
+and what that call returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentworld_gym.database import Database
+from agentworld_gym.spec import TaskSpec
+
+SYNTHESIZER = "synth-tasks"
+
+
+@dataclass
+class Case:
+    """One verifier run the acceptance rules need: a final state and an answer."""
+
+    name: str
+    """``gold`` | ``gold_probe`` | ``empty`` | ``first_call``."""
+    final: Database
+    answer: str
+
+
+@dataclass
+class Candidate:
+    task: TaskSpec
+    family: str
+    """Tasks of one family (same template and anchor) share a split: no near-twin leaks."""
+    cases: list[Case] = field(default_factory=list)
+    rewards: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def signature(self) -> tuple[str, str]:
+        """What two tasks must not share across splits: the request and the gold chain."""
+        import orjson
+
+        calls = orjson.dumps(
+            (self.task.gold or {}).get("calls", []), option=orjson.OPT_SORT_KEYS
+        ).decode()
+        return " ".join(self.task.instruction.split()).casefold(), calls
+
+
+def difficulty(
+    calls: list[dict[str, Any]],
+    writes: int,
+    depth: int,
+    control_flow: list[str],
+    answer_type: str,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The difficulty metadata every synthesized task carries (the stats read it).
+
+    Graph tasks add ``edges``: how many steps were reached over a strong, weak and
+    independent edge.
+    """
+    return {
+        "calls": len(calls),
+        "distinct_tools": len({c["name"] for c in calls}),
+        "depth": depth,
+        "control_flow": control_flow,
+        "writes": writes,
+        "answer_type": answer_type,
+        "long_horizon": False,
+        **extra,
+    }
+
+
+def provenance(method: str, seed: int, llm: bool) -> dict[str, Any]:
+    """Where a task came from: ``method`` is ``graph-walk`` or the program template."""
+    out: dict[str, Any] = {"synthesizer": SYNTHESIZER, "method": method, "seed": seed}
+    if llm:
+        out["route"] = "llm"
+    return out
+
+
+def ref_depth(calls: list[dict[str, Any]]) -> int:
+    """Longest chain of ``$<step>`` references through the gold calls (1 for one call)."""
+    depth: list[int] = []
+    for call in calls:
+        deps = [
+            int(v[1:].split(".", 1)[0])
+            for v in _strings(call.get("arguments", {}))
+            if v.startswith("$") and v[1:].split(".", 1)[0].isdigit()
+        ]
+        depth.append(1 + max((depth[d] for d in deps if d < len(depth)), default=0))
+    return max(depth, default=0)
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)

@@ -1,0 +1,395 @@
+"""Graph tasks: a walk becomes a request, a reference answer and a rubric.
+
+From an executed :class:`~.walk.Walk`:
+
+1. pick the *facts* to report — a field of a looked-up record, how many records a list
+   returned — preferring facts the first call does not already show;
+2. drop read steps nothing depends on (no later step uses their output, no fact comes from
+   them), so every gold call is needed;
+3. replay the chain twice on fresh forks, the second time with another task id and a shifted
+   clock; a fact that differs is volatile (a generated id, a timestamp) and is dropped;
+4. write the rubric: one machine-checked criterion per fact (exact text, or a number with a
+   tolerance), one per final-state fact of each write (a field's new value, a created record,
+   a deleted one), and a completeness criterion over all reported values.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from agentworld_gym.env import dumps
+from agentworld_gym.spec import TaskSpec
+from agentworld_gym.synthesis.tasks import render
+from agentworld_gym.synthesis.tasks.candidate import (
+    Candidate,
+    Case,
+    difficulty,
+    provenance,
+    ref_depth,
+)
+from agentworld_gym.synthesis.tasks.describe import Describer, Fact
+from agentworld_gym.synthesis.tasks.graph import EDGE_NAMES
+from agentworld_gym.synthesis.tasks.model import (
+    BODY,
+    SCOPE,
+    EnvModel,
+    humanize,
+    looks_like_id,
+    scalar,
+    words,
+)
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.values import MISSING, get_path, join
+from agentworld_gym.synthesis.tasks.walk import Source, Step, Walk
+from agentworld_gym.verifiers.base import Episode
+from agentworld_gym.verifiers.checks import run_check
+
+MAX_FACTS = 4
+_BORING = frozenset({"object", "kind", "resource_type", "__typename"})
+
+
+class GraphTaskBuilder:
+    """Turns walks of one environment into graph-task candidates."""
+
+    def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
+        self.model = model
+        self.runner = runner
+        self.seed = seed
+        self.llm = llm
+        self.tool_names = [t.name for t in model.spec.tools]
+        self.describer = Describer(model)
+
+    def build(
+        self, walk: Walk, rng: random.Random, task_id: str, min_calls: int = 1
+    ) -> Candidate | str:
+        """A candidate, or the reason the walk yields none."""
+        steps = list(walk.steps)
+        if not steps:
+            return "empty walk"
+        facts = self._pick_facts(
+            steps, walk.outputs, rng, MAX_FACTS + 2 if min_calls > 2 else MAX_FACTS
+        )
+        for _ in range(3):  # drop unstable or leaking facts, then the steps they alone needed
+            steps, facts = _prune(steps, facts)
+            if len(steps) < min_calls:
+                return "walk too short"
+            calls = [{"name": s.tool.name, "arguments": s.args} for s in steps]
+            r1 = self.runner.run(calls, task_id)
+            r2 = self.runner.run(calls, task_id + "-probe", probe=True)
+            if not (r1.ok and r2.ok):
+                return "replay failed"
+            stable = []
+            for f in facts:
+                value = _value(f, r1.outputs)
+                if value is not MISSING and value == _value(f, r2.outputs):
+                    f.value = value
+                    stable.append(f)
+            texts, given = self.describer.describe(steps, r1.outputs, stable)
+            shown = " ".join(texts)
+            stable = [f for f in stable if render.leaks(shown, [f.value], []) is None]
+            if len(stable) == len(facts):
+                break
+            facts = stable
+        else:
+            return "unstable facts"
+        state = self._state_checks(steps, r1, r2)
+        if not facts and not state:
+            return "nothing stable to check"
+        instruction = render.graph_request(
+            self.model.spec.name, texts, rng.randrange(12), asks=bool(facts)
+        )
+        why = render.leaks(instruction, [f.value for f in facts], self.tool_names)
+        if why:
+            return "request names a tool" if why.startswith("names") else "request leaks a value"
+        if self.llm is not None:
+            instruction = render.paraphrase(
+                self.llm, instruction, given, [f.value for f in facts], self.tool_names
+            )
+        criteria = [self._criterion(f, steps) for f in facts] + state
+        strings = [str(f.value) for f in facts if isinstance(f.value, str)]
+        if len(set(strings)) >= 3:
+            criteria.append(
+                {
+                    "text": "Reports every value asked for",
+                    "weight": 1,
+                    "check": {"type": "answer_contains", "value": strings},
+                }
+            )
+        answer = "; ".join(f"{self._fact_label(f, steps, short=True)}: {f.value}" for f in facts)
+        answer = answer or "Done."
+        writes = sum(1 for s in steps if s.tool.writes)
+        edges = [EDGE_NAMES[s.edge] for s in steps[1:]]
+        task = TaskSpec(
+            id=task_id,
+            instruction=instruction,
+            kind="graph",
+            reference_answer=answer,
+            verifier={"type": "rubric", "criteria": criteria},
+            gold={"type": "tool_chain", "calls": calls},
+            difficulty=difficulty(
+                calls,
+                writes,
+                ref_depth(calls),
+                [],
+                _answer_type(facts),
+                pattern="walk",
+                edges=[edges.count(k) for k in ("strong", "weak", "independent")],
+            ),
+            provenance=provenance("graph-walk", self.seed, self.llm is not None),
+        )
+        first = self.runner.run(calls, task_id, stop=1)
+        cases = [
+            Case("gold", r1.db, answer),
+            Case("gold_probe", r2.db, answer),
+            Case("empty", self.runner.base.fork(), ""),
+            Case("first_call", first.db, dumps(first.outputs[0]) if first.outputs else ""),
+        ]
+        anchor = next(
+            (
+                str(s.value)
+                for st in steps
+                for s in st.sources.values()
+                if s.kind in ("anchor", "given")
+            ),
+            "",
+        )
+        return Candidate(task, f"g:{steps[0].tool.name}:{anchor}", cases)
+
+    # -- facts ------------------------------------------------------------------------------
+    def _pick_facts(
+        self, steps: list[Step], outputs: list[Any], rng: random.Random, most: int
+    ) -> list[Fact]:
+        consumed = {s.step for st in steps for s in st.sources.values() if s.kind == "ref"}
+        first_text = dumps(outputs[0]).casefold() if outputs else ""
+        given = {str(s.value).casefold() for st in steps for s in st.sources.values()}
+        facts: list[tuple[bool, float, Fact]] = []
+        taken: set[str] = set()
+        for i, step in enumerate(steps):
+            if step.tool.writes:
+                continue
+            must = i not in consumed or i == len(steps) - 1
+            if not must and rng.random() > 0.35:
+                continue
+            options = self._fact_options(i, step, outputs[i])
+            fresh = [
+                f
+                for f in options
+                if str(f.value).casefold() not in given
+                and (i == 0 or str(f.value).casefold() not in first_text)
+            ]
+            fresh = [f for f in fresh if str(f.value).casefold() not in taken]
+            if fresh:
+                pick = rng.choice(fresh[:3])
+                taken.add(str(pick.value).casefold())
+                facts.append((not must, rng.random(), pick))
+        # keep the facts that keep a step needed first, then random others
+        kept = sorted(facts, key=lambda t: t[:2])[:most]
+        return sorted((f for _, _, f in kept), key=lambda f: f.step)
+
+    def _fact_options(self, i: int, step: Step, output: Any) -> list[Fact]:
+        tool = step.tool
+        coll = self.model.collections.get(tool.collection or "")
+        out: list[Fact] = []
+        if tool.op in ("list", "search") and step.items:
+            size = int(tool.page.get("default", 0) or 0)
+            if not tool.page or step.items < size:
+                path = (
+                    tool.items
+                    if tool.items is not None
+                    else step.record_path.rsplit(".", 1)[0]
+                    if step.record_path and "." in step.record_path
+                    else ""
+                )
+                out.append(Fact(i, "count", path=path, value=step.items))
+        if step.record_path is None:
+            return out
+        rec = get_path(output, step.record_path)
+        if not isinstance(rec, dict):
+            return out
+        ranked: list[tuple[int, str]] = []
+        for k, v in rec.items():
+            if (
+                "." in k
+                or not _answerable(v)
+                or k in _BORING
+                or (coll and (k == coll.pk or k in coll.references))
+            ):
+                continue
+            if looks_like_id(k) or words(k)[-1:] == ["url"]:
+                continue
+            rank = 3
+            if coll is not None:
+                if k in coll.profile.labels:
+                    rank = 0
+                elif k in coll.profile.categorical or k in coll.profile.numeric:
+                    rank = 1
+            ranked.append((rank, k))
+        kind = "first" if tool.op in ("list", "search") else "field"
+        for _, k in sorted(ranked):
+            out.append(Fact(i, kind, k, join(step.record_path, k), rec[k]))
+        return out
+
+    def _fact_label(self, f: Fact, steps: list[Step], short: bool = False) -> str:
+        noun = self.describer.noun(steps[f.step])
+        where = "" if short else f" (step {f.step + 1})"
+        if f.kind == "count":
+            return f"number of {render.plural(noun)}{where}"
+        return f"{noun} {humanize(f.field)}{where}"
+
+    def _criterion(self, f: Fact, steps: list[Step]) -> dict[str, Any]:
+        weight = 1 if f.step == 0 else 2
+        label = self._fact_label(f, steps)
+        if isinstance(f.value, int | float) and not isinstance(f.value, bool):
+            tol = 0 if isinstance(f.value, int) else max(0.01, abs(f.value) * 1e-4)
+            check = {"type": "answer_equals", "value": f.value, "tolerance": tol}
+        else:
+            check = {"type": "answer_contains", "value": str(f.value)}
+        return {"text": f"States the {label}: {f.value}", "weight": weight, "check": check}
+
+    # -- state facts ------------------------------------------------------------------------
+    def _state_checks(self, steps: list[Step], r1, r2) -> list[dict[str, Any]]:
+        base = self.runner.base
+        out: list[dict[str, Any]] = []
+        for step in steps:
+            tool = step.tool
+            coll = self.model.collections.get(tool.collection or "")
+            if not tool.writes or coll is None:
+                continue
+            given = {
+                tool.params[n].field or n: s.value
+                for n, s in step.sources.items()
+                if s.kind == "given" and tool.params[n].role == BODY
+            }
+            flat = _flatten(given)
+            key = step.target[1] if step.target else None
+            stable = key is not None and base.get(coll.name, key) is not None
+            checks: list[tuple[str, dict[str, Any]]] = []
+            if tool.op == "delete" and stable:
+                checks.append(
+                    (
+                        f"The {coll.noun} {key} no longer exists",
+                        {
+                            "type": "record",
+                            "collection": coll.name,
+                            "key": str(key),
+                            "exists": False,
+                        },
+                    )
+                )
+            elif tool.op == "update" and stable:
+                for path, value in flat.items():
+                    checks.append(
+                        (
+                            f"The {coll.noun} {key} has {humanize(path)} {value}",
+                            {
+                                "type": "record",
+                                "collection": coll.name,
+                                "key": str(key),
+                                "path": path,
+                                "equals": value,
+                            },
+                        )
+                    )
+            elif tool.op in ("create", "update") and flat:
+                where = dict(flat)
+                for n, s in step.sources.items():
+                    p = tool.params[n]
+                    if p.role == SCOPE and p.field and s.kind != "ref" and scalar(s.value):
+                        where[p.field] = s.value
+                n1 = sum(1 for _ in _matching(r1.db, coll.name, where))
+                what = ", ".join(f"{humanize(k)} {v}" for k, v in flat.items())
+                checks.append(
+                    (
+                        f"{n1} {coll.noun} record(s) with {what} exist",
+                        {"type": "count", "collection": coll.name, "where": where, "equals": n1},
+                    )
+                )
+            for text, check in checks:
+                ok1 = run_check(check, Episode(base, r1.db, ""))[0]
+                ok2 = run_check(check, Episode(base, r2.db, ""))[0]
+                if ok1 and ok2 and not run_check(check, Episode(base, base, ""))[0]:
+                    out.append({"text": text, "weight": 2, "check": check})
+        return out
+
+
+def _answerable(v: Any) -> bool:
+    if isinstance(v, bool) or v is None:
+        return False
+    if isinstance(v, str):
+        return 3 <= len(v) <= 60 and "\n" not in v and not v.startswith("http")
+    return isinstance(v, int | float)
+
+
+def _answer_type(facts: list[Fact]) -> str:
+    if not facts:
+        return "none"
+    kinds = {"number" if isinstance(f.value, int | float) else "text" for f in facts}
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def _value(f: Fact, outputs: list[Any]) -> Any:
+    if f.step >= len(outputs):
+        return MISSING
+    found = get_path(outputs[f.step], f.path)
+    if f.kind == "count":
+        return len(found) if isinstance(found, list) else MISSING
+    return found
+
+
+def _flatten(given: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in given.items():
+        if isinstance(v, dict):
+            out.update(
+                {f"{k}.{ik}": iv for ik, iv in v.items() if scalar(iv) or isinstance(iv, bool)}
+            )
+        elif scalar(v) or isinstance(v, bool):
+            out[k] = v
+    return out
+
+
+def _matching(db, collection: str, where: dict[str, Any]):
+    from agentworld_gym.verifiers.checks import matches
+
+    return (r for r in db.scan(collection) if matches(r, where))
+
+
+def _prune(steps: list[Step], facts: list[Fact]) -> tuple[list[Step], list[Fact]]:
+    """Drop reads that feed nothing and report nothing; renumber the references."""
+    while True:
+        used = {s.step for st in steps for s in st.sources.values() if s.kind == "ref"}
+        with_fact = {f.step for f in facts}
+        drop = [
+            i
+            for i, s in enumerate(steps)
+            if not s.tool.writes and i not in used and i not in with_fact
+        ]
+        if not drop:
+            return steps, facts
+        keep = [i for i in range(len(steps)) if i not in drop]
+        new = {old: n for n, old in enumerate(keep)}
+        out = []
+        for old in keep:
+            s = steps[old]
+            sources = {
+                k: (
+                    Source(v.kind, new[v.step], v.path, v.collection, v.field, v.value)
+                    if v.kind == "ref"
+                    else v
+                )
+                for k, v in s.sources.items()
+            }
+            args = {
+                k: (
+                    f"${sources[k].step}.{sources[k].path}"
+                    if k in sources and sources[k].kind == "ref"
+                    else v
+                )
+                for k, v in s.args.items()
+            }
+            out.append(
+                Step(s.tool, args, sources, s.output, s.edge, s.target, s.record_path, s.items)
+            )
+        facts = [Fact(new[f.step], f.kind, f.field, f.path, f.value) for f in facts]
+        steps = out

@@ -1,0 +1,353 @@
+"""What task synthesis knows about an environment: its tools' inputs and outputs, its state.
+
+A :class:`ToolModel` says what a tool does to which collection (``op``), and for each argument
+its *role*: the key of the record it addresses, the parent that scopes it, a filter, a body
+field it writes, paging. For ``op`` tools compiled from API specs all of this is read from the
+declarative implementation; for Python tools it is inferred from names and schemas
+(``page_id`` takes a key of ``pages``) and refined by executing the tool (see
+:mod:`.walk`). A :class:`CollectionModel` profiles the seed records: categorical fields (good
+filters), numeric fields (aggregates), label fields (unique, human-readable handles) and
+references to other collections — what the program templates instantiate against.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentworld_gym.spec import EnvSpec
+
+KEY, SCOPE, FILTER, MATCH, SEARCH, PAGE, BODY, OTHER = (
+    "key",
+    "scope",
+    "filter",
+    "match",
+    "search",
+    "page",
+    "body",
+    "other",
+)
+READ_OPS = ("list", "search", "get")
+_VERBS = {
+    "list": ("list", "query", "search", "find", "browse", "children"),
+    "get": ("get", "retrieve", "read", "fetch", "show", "describe", "lookup", "self"),
+    "create": ("create", "post", "add", "new", "insert", "append"),
+    "update": ("update", "patch", "set", "edit", "modify", "put", "rename", "move"),
+    "delete": ("delete", "remove", "archive", "destroy", "trash"),
+}
+_PREFERRED_LABELS = (
+    "name",
+    "title",
+    "display_name",
+    "displayname",
+    "login",
+    "username",
+    "email",
+    "label",
+    "summary",
+    "subject",
+    "slug",
+    "code",
+    "number",
+    "key",
+)
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Za-z][a-z]*|\d+")
+
+
+def words(name: str) -> list[str]:
+    """``"getTasksForProject"`` -> ``["get", "tasks", "for", "project"]``."""
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+def singular(noun: str) -> str:
+    if noun.endswith("ies") and len(noun) > 4:
+        return noun[:-3] + "y"
+    if noun.endswith(("sses", "xes", "ches", "shes")):
+        return noun[:-2]
+    if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3:
+        return noun[:-1]
+    return noun
+
+
+def humanize(name: str) -> str:
+    """A field or collection name as words: ``project_gid`` -> ``project gid``."""
+    return " ".join(words(name)) or name
+
+
+def scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+@dataclass
+class Param:
+    """One argument of a tool and what it means for the state."""
+
+    name: str
+    role: str
+    required: bool
+    schema: dict[str, Any]
+    field: str | None = None
+    """The record field it addresses, filters on, or writes (a dotted path for nested bodies)."""
+    ref: str | None = None
+    """The collection whose primary key it takes (keys, parent scopes, references)."""
+
+
+@dataclass
+class ToolModel:
+    """A tool as the synthesizers see it."""
+
+    name: str
+    writes: bool
+    op: str
+    """``list`` | ``search`` | ``get`` | ``create`` | ``update`` | ``delete`` | ``call``."""
+    collection: str | None
+    params: dict[str, Param]
+    items: str | None = None
+    """Lists: the path of the page of records in the output (``""`` for a bare array)."""
+    record: str | None = None
+    """Single-record answers: the path of the record in the output; ``None`` when the tool
+    answers with a fixed body (an acknowledgement)."""
+    page: dict[str, Any] = field(default_factory=dict)
+    hidden: frozenset[str] = frozenset()
+    next: str | None = None
+    """Lists: the output key holding the next page's cursor."""
+    declarative: bool = False
+
+    def required(self) -> list[Param]:
+        return [p for p in self.params.values() if p.required]
+
+    def consumes(self, required_only: bool = True) -> set[str]:
+        """Collections whose keys this tool takes as (required) arguments."""
+        return {p.ref for p in self.params.values() if p.ref and (p.required or not required_only)}
+
+
+@dataclass
+class Profile:
+    """Seed-record statistics of one collection's top-level fields."""
+
+    categorical: dict[str, list[Any]] = field(default_factory=dict)
+    """Field -> its distinct values (2 .. n/2 of them), most common first."""
+    numeric: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    """Unique, short, human-readable string fields, best handle first."""
+    names: list[str] = field(default_factory=list)
+    """The labels whose field name says they name the record (``name``, ``title``, ...)."""
+
+
+@dataclass
+class CollectionModel:
+    """One collection: its records, profile, references and the tools over it."""
+
+    name: str
+    pk: str
+    noun: str
+    records: list[dict[str, Any]]
+    profile: Profile
+    references: dict[str, str] = field(default_factory=dict)
+    """Field -> the collection whose keys it holds."""
+    tools: dict[str, list[ToolModel]] = field(default_factory=dict)
+    """Op -> tools doing it over this collection."""
+
+    def tool(self, op: str) -> ToolModel | None:
+        found = self.tools.get(op)
+        return found[0] if found else None
+
+    def label(self, record: dict[str, Any]) -> str:
+        """The best human handle of a record (its name, title, ...) or its key."""
+        for f in self.profile.labels:
+            if isinstance(record.get(f), str):
+                return record[f]
+        return str(record.get(self.pk))
+
+
+@dataclass
+class EnvModel:
+    """Every tool and collection of one environment."""
+
+    spec: EnvSpec
+    tools: dict[str, ToolModel]
+    collections: dict[str, CollectionModel]
+
+    def nouns(self) -> dict[str, str]:
+        return {c.name: c.noun for c in self.collections.values()}
+
+
+# -- profiles -------------------------------------------------------------------------------
+def profile(records: list[dict[str, Any]], pk: str, references: dict[str, str]) -> Profile:
+    """Which fields filter, aggregate and label well (see :class:`Profile`)."""
+    n = len(records)
+    values: dict[str, list[Any]] = {}
+    for rec in records:
+        for k, v in rec.items():
+            if k != pk and (scalar(v) or isinstance(v, bool)):
+                values.setdefault(k, []).append(v)
+    prof = Profile()
+    label_rank: list[tuple[int, str]] = []
+    for k, vs in values.items():
+        if len(vs) < max(2, int(0.8 * n)) or k in references:
+            continue
+        counts = Counter(map(repr, vs))
+        distinct = len(counts)
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):
+            if distinct >= 3 and not looks_like_id(k):
+                prof.numeric.append(k)
+        if 2 <= distinct <= max(2, n // 2) and all(
+            isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40) for v in vs
+        ):
+            firsts = {repr(v): v for v in vs}
+            prof.categorical[k] = [firsts[r] for r, _ in counts.most_common()]
+        if distinct == len(vs) == n and all(
+            isinstance(v, str) and 3 <= len(v) <= 60 and "\n" not in v for v in vs
+        ):
+            lk = k.lower()
+            rank = _PREFERRED_LABELS.index(lk) if lk in _PREFERRED_LABELS else 50
+            if rank == 50 and ("url" in lk or looks_like_id(k)):
+                continue
+            label_rank.append((rank, k))
+    prof.labels = [k for _, k in sorted(label_rank)]
+    prof.names = [k for r, k in sorted(label_rank) if r < 50 or _naming(k)]
+    return prof
+
+
+def _naming(name: str) -> bool:
+    return any(
+        w
+        in (
+            "name",
+            "title",
+            "label",
+            "email",
+            "login",
+            "slug",
+            "subject",
+            "summary",
+            "username",
+            "handle",
+        )
+        for w in words(name)
+    )
+
+
+def looks_like_id(name: str) -> bool:
+    w = words(name)
+    return bool(w) and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids", "token", "hash")
+
+
+# -- tools ----------------------------------------------------------------------------------
+def _op_tool(tool: Any, env: EnvSpec) -> ToolModel:
+    impl = tool.implementation
+    props = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", []))
+    coll = impl["collection"]
+    refs = env.collections.get(coll, {}).get("references", {})
+    roles: dict[str, tuple[str, str | None, str | None]] = {}
+    if impl.get("key"):
+        roles[impl["key"]] = (KEY, env.collections[coll].get("primary_key", "id"), coll)
+    for p in impl.get("parents", []):
+        fld = p.get("field", p["arg"])
+        roles[p["arg"]] = (SCOPE, fld, p.get("collection") or refs.get(fld))
+    for arg, fld in impl.get("filters", {}).items():
+        roles.setdefault(arg, (FILTER, fld, refs.get(fld)))
+    for arg, fld in impl.get("match", {}).items():
+        roles.setdefault(arg, (MATCH, fld, refs.get(fld)))
+    if impl.get("search"):
+        roles.setdefault(impl["search"]["arg"], (SEARCH, None, None))
+    page = impl.get("page") or {}
+    for k in ("size", "offset", "page", "cursor"):
+        if page.get(k):
+            roles.setdefault(page[k], (PAGE, k, None))
+    for arg, fld in impl.get("body", {}).items():
+        roles.setdefault(arg, (BODY, fld, refs.get(fld)))
+    params = {}
+    for name, schema in props.items():
+        role, fld, ref = roles.get(name, (OTHER, None, None))
+        params[name] = Param(name, role, name in required, schema, fld, ref)
+    response = impl.get("response", {})
+    op = impl["op"]
+    fixed = "body" in response
+    return ToolModel(
+        name=tool.name,
+        writes=tool.kind != "read",
+        op=op,
+        collection=coll,
+        params=params,
+        items=(response.get("items") or "") if op in ("list", "search") else None,
+        record=None if fixed or op in ("list", "search") else (response.get("wrap") or ""),
+        page=dict(page),
+        hidden=frozenset(response.get("hide", ())),
+        next=response.get("next"),
+        declarative=True,
+    )
+
+
+def _noun_index(env: EnvSpec) -> dict[str, str]:
+    """Singular and plural word forms -> collection name."""
+    index: dict[str, str] = {}
+    for name in env.collections:
+        w = words(name)
+        if not w:
+            continue
+        index.setdefault("".join(w), name)
+        index.setdefault(singular("".join(w)), name)
+        index.setdefault(singular(w[-1]), name)
+    return index
+
+
+def _python_tool(tool: Any, env: EnvSpec, nouns: dict[str, str]) -> ToolModel:
+    """Roles of a code tool's arguments from names: ``<noun>_id`` takes a key of ``nouns``."""
+    w = words(tool.name)
+    if tool.kind == "read":
+        plural_noun = any(x.endswith("s") and singular(x) in nouns for x in w[1:])
+        op = "list" if plural_noun or any(x in _VERBS["list"] for x in w) else "get"
+    else:
+        ops = [o for x in w for o in ("delete", "update", "create") if x in _VERBS[o]]
+        op = ops[0] if ops else "update"
+    coll = next((nouns[singular(x)] for x in w if singular(x) in nouns), None)
+    props = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", []))
+    params = {}
+    for name, schema in props.items():
+        pw = words(name)
+        role, fld, ref = OTHER, None, None
+        if pw and pw[-1] in ("id", "gid", "uuid", "key") and len(pw) > 1:
+            ref = nouns.get(singular("".join(pw[:-1]))) or nouns.get(singular(pw[-2]))
+            role = KEY if ref is not None and ref == coll else (SCOPE if ref else OTHER)
+        elif name in ("cursor", "start_cursor", "page_size", "limit", "offset", "page"):
+            role, fld = PAGE, "size" if "size" in name or name == "limit" else "cursor"
+        elif name in ("query", "q", "search", "text") and schema.get("type") == "string":
+            role = SEARCH
+        elif tool.kind != "read":
+            role, fld = BODY, name
+        params[name] = Param(name, role, name in required, schema, fld, ref)
+    return ToolModel(tool.name, tool.kind != "read", op, coll, params)
+
+
+def build_model(spec: EnvSpec) -> EnvModel:
+    """The :class:`EnvModel` of ``spec`` (records read from its database)."""
+    nouns = _noun_index(spec)
+    tools: dict[str, ToolModel] = {}
+    for t in spec.tools:
+        if t.implementation.get("type") == "op":
+            tools[t.name] = _op_tool(t, spec)
+        else:
+            tools[t.name] = _python_tool(t, spec, nouns)
+    db = spec.database
+    collections: dict[str, CollectionModel] = {}
+    for name, meta in db.collections.items():
+        refs = dict(spec.collections.get(name, {}).get("references", {}))
+        for tm in tools.values():
+            if tm.collection == name:
+                for p in tm.params.values():
+                    if p.role == SCOPE and p.ref and p.field and "." not in p.field:
+                        refs.setdefault(p.field, p.ref)
+        records = list(db.scan(name))
+        noun = humanize(singular(name))
+        collections[name] = CollectionModel(
+            name, meta.primary_key, noun, records, profile(records, meta.primary_key, refs), refs
+        )
+    for tm in tools.values():
+        if tm.collection in collections:
+            collections[tm.collection].tools.setdefault(tm.op, []).append(tm)
+    return EnvModel(spec, tools, collections)

@@ -1,0 +1,352 @@
+"""Task synthesis for one environment and for a whole catalog: ``agentworld synth tasks``.
+
+Per environment: build the model and tool graph, then draw candidates in rounds — graph walks
+and program instances, a share of them long-horizon — judge each round (:mod:`.accept`), drop
+duplicates, and stop once enough are kept. Kept tasks are split into train and test by
+*family* (a graph walk's start tool and anchor, a program's template and target), so no test
+task shares its request, its gold chain or its near-twin with a training task.
+
+Everything random is drawn from generators seeded by ``(seed, env id, purpose, attempt)``:
+the same seed gives byte-identical ``tasks.json`` whatever the number of worker processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentworld_gym.spec import EnvSpec, TaskSpec
+from agentworld_gym.synthesis.tasks.accept import judge, verdict
+from agentworld_gym.synthesis.tasks.candidate import SYNTHESIZER, Candidate
+from agentworld_gym.synthesis.tasks.graph import ToolGraph
+from agentworld_gym.synthesis.tasks.graph_tasks import GraphTaskBuilder
+from agentworld_gym.synthesis.tasks.model import build_model
+from agentworld_gym.synthesis.tasks.program_tasks import ProgramTaskBuilder
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.templates import Knobs
+from agentworld_gym.synthesis.tasks.values import rng_for
+from agentworld_gym.synthesis.tasks.walk import WalkConfig, Walker
+
+logger = logging.getLogger(__name__)
+
+KINDS = ("graph", "program", "graph_long", "program_long")
+
+
+@dataclass
+class TaskSynthConfig:
+    """Settings of task synthesis (the ``agentworld synth tasks`` flags)."""
+
+    n: int = 20
+    """Tasks wanted per environment (fewer where the environment does not afford them)."""
+    seed: int = 0
+    program_share: float = 0.5
+    """Fraction of program (script-verified) tasks; the rest are graph (rubric) tasks."""
+    long_share: float = 0.1
+    """Fraction of long-horizon tasks (>= 7 calls, flagged ``difficulty.long_horizon``)."""
+    test_share: float = 0.2
+    """Fraction of task families in the test split."""
+    walk_length: tuple[int, int] = (2, 6)
+    """Tool calls of an ordinary graph walk (before unneeded reads are pruned)."""
+    long_length: tuple[int, int] = (16, 19)
+    long_min_calls: int = 14
+    """Fewest gold calls of a long-horizon task (the subset averages about 15)."""
+    weak_scale: float = 1.0
+    independent_scale: float = 0.5
+    max_writes: int = 2
+    """Write steps per ordinary graph walk."""
+    targets: tuple[int, int] = (2, 8)
+    """Records a program writes or reads through (per ordinary program task)."""
+    distractors: int = 0
+    """Near-miss records a program's filter must tell apart (two conditions when > 0)."""
+    attempts: int = 8
+    """Rounds of candidates (each round tries what is still missing, programs twice over)."""
+    hide_ids: bool = False
+    """Requests never state a record's key: graph walks find every record through earlier
+    calls, and programs over keys the user names are not used."""
+    focus_tools: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    """Program templates to restrict to (empty: all)."""
+
+
+@dataclass
+class EnvReport:
+    """What synthesis did for one environment."""
+
+    env_id: str
+    wanted: dict[str, int] = field(default_factory=dict)
+    kept: dict[str, int] = field(default_factory=dict)
+    tried: dict[str, int] = field(default_factory=dict)
+    rejected: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    graph_edges: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_kept(self) -> int:
+        return sum(self.kept.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "env": self.env_id,
+            "wanted": self.wanted,
+            "kept": self.kept,
+            "tried": self.tried,
+            "rejected": dict(self.rejected.most_common()),
+            "seconds": round(self.seconds, 3),
+            "graph_edges": self.graph_edges,
+        }
+
+
+def _plan(config: TaskSynthConfig) -> dict[str, int]:
+    n_long = round(config.n * config.long_share)
+    n_prog = round(config.n * config.program_share)
+    long_prog = n_long // 2 if n_prog else 0
+    long_graph = n_long - long_prog
+    return {
+        "graph": max(0, config.n - n_prog - long_graph),
+        "program": max(0, n_prog - long_prog),
+        "graph_long": long_graph,
+        "program_long": long_prog,
+    }
+
+
+class EnvSynthesizer:
+    """Synthesizes the tasks of one environment."""
+
+    def __init__(self, spec: EnvSpec, config: TaskSynthConfig, llm: Any = None) -> None:
+        self.spec = spec
+        self.config = config
+        self.model = build_model(spec)
+        self.graph = ToolGraph(self.model)
+        self.runner = Runner(spec)
+        if llm is not None:
+            self.graph.label_with_llm(llm)
+        self.walker = Walker(self.model, self.graph, self.runner)
+        self.graphs = GraphTaskBuilder(self.model, self.runner, config.seed, llm)
+        self.programs = ProgramTaskBuilder(self.model, self.runner, config.seed, llm)
+        self._probe()
+
+    def _probe(self) -> None:
+        """Run each code tool once so the graph learns what it returns."""
+        if all(t.declarative for t in self.model.tools.values()):
+            return
+        rng = rng_for(self.config.seed, self.spec.id, "probe")
+        for name, tool in self.model.tools.items():
+            if not tool.declarative and not tool.writes:
+                self.walker.walk(rng, f"{self.spec.id}-probe", 1, focus=(name,))
+
+    def candidate(self, kind: str, k: int) -> Candidate | str:
+        cfg = self.config
+        rng = rng_for(cfg.seed, self.spec.id, kind, k)
+        task_id = f"{self.spec.id}-cand-{kind}-{k}"
+        max_calls = max(1, self.spec.runtime.max_turns - 1)
+        if kind.startswith("graph"):
+            long = kind == "graph_long"
+            lo, hi = cfg.long_length if long else cfg.walk_length
+            hi = min(hi, max_calls)
+            self.walker.config = WalkConfig(
+                min_length=min(lo, hi),
+                max_length=hi,
+                weak_scale=cfg.weak_scale,
+                independent_scale=cfg.independent_scale,
+                max_writes=max(cfg.max_writes, 6) if long else cfg.max_writes,
+                attempts=12 if long else 8,
+                anchors=not cfg.hide_ids,
+            )
+            walk = self.walker.walk(rng, task_id, rng.randint(min(lo, hi), hi), cfg.focus_tools)
+            min_calls = min(cfg.long_min_calls, max_calls) if long else 2
+            return self.graphs.build(walk, rng, task_id, min_calls=min_calls)
+        long = kind == "program_long"
+        knobs = Knobs(
+            lo=cfg.targets[0] if not long else 5,
+            hi=cfg.targets[1] if not long else max_calls,
+            max_calls=max_calls,
+            long=long,
+            min_calls=min(cfg.long_min_calls, max_calls) if long else 1,
+            distractors=cfg.distractors,
+        )
+        patterns = cfg.patterns
+        if cfg.hide_ids:
+            patterns = tuple(p for p in patterns or _template_names() if not p.startswith("batch"))
+        return self.programs.build(rng, task_id, knobs, tuple(sorted(patterns)))
+
+    def run(self, avoid: set[tuple[str, str]] = frozenset()) -> tuple[list[Candidate], EnvReport]:
+        """Kept candidates (unsplit) and the report."""
+        start = time.perf_counter()
+        plan = _plan(self.config)
+        report = EnvReport(self.spec.id, wanted=dict(plan), graph_edges=self.graph.summary())
+        kept: dict[str, list[Candidate]] = {k: [] for k in KINDS}
+        seen_text: set[str] = {a for a, _ in avoid}
+        seen_calls: set[str] = {b for _, b in avoid}
+        tried = Counter()
+        for round_ in range(self.config.attempts):
+            if round_ == REALLOCATE_AFTER:
+                _reallocate(plan, kept)
+            batch: list[tuple[str, Candidate]] = []
+            for kind in KINDS:
+                need = plan[kind] - len(kept[kind])
+                extra = need if kind.startswith("program") else 1
+                for _ in range(need + extra if need > 0 else 0):
+                    made = self.candidate(kind, tried[kind])
+                    tried[kind] += 1
+                    if isinstance(made, str):
+                        report.rejected[made] += 1
+                    else:
+                        batch.append((kind, made))
+            if not batch:
+                if all(len(kept[k]) >= plan[k] for k in KINDS):
+                    break
+                continue
+            judge([c for _, c in batch], self.runner.base)
+            for kind, c in batch:
+                why = verdict(c)
+                text, calls = c.signature
+                if why is None and (text in seen_text or calls in seen_calls):
+                    why = "duplicate"
+                if why is None and len(kept[kind]) >= plan[kind]:
+                    why = "surplus"
+                if why is not None:
+                    report.rejected[why] += 1
+                    continue
+                seen_text.add(text)
+                seen_calls.add(calls)
+                if kind.endswith("_long"):
+                    c.task.difficulty["long_horizon"] = True
+                kept[kind].append(c)
+            if all(len(kept[k]) >= plan[k] for k in KINDS):
+                break
+        report.kept = {k: len(v) for k, v in kept.items()}
+        report.wanted = plan
+        report.tried = dict(tried)
+        report.seconds = time.perf_counter() - start
+        return [c for k in KINDS for c in kept[k]], report
+
+
+REALLOCATE_AFTER = 5
+FALLBACK = (("program_long", "program"), ("graph_long", "graph"), ("program", "graph"))
+"""Where a kind's unmet quota goes once its rounds are spent: long to ordinary, programs to
+graph walks (an environment without a listable, writable collection can only be walked)."""
+
+
+def _reallocate(plan: dict[str, int], kept: dict[str, list[Candidate]]) -> None:
+    for kind, fallback in FALLBACK:
+        deficit = plan[kind] - len(kept[kind])
+        if deficit > 0:
+            plan[kind] -= deficit
+            plan[fallback] += deficit
+
+
+def split_and_name(
+    env_id: str,
+    cands: list[Candidate],
+    test_share: float,
+    seed: int,
+    taken: set[str] | frozenset[str] = frozenset(),
+) -> list[TaskSpec]:
+    """Assign splits by family (whole families go to one split) and final task ids (none of
+    them in ``taken``, the ids of the environment's other tasks)."""
+    families = sorted(
+        {c.family for c in cands},
+        key=lambda f: hashlib.sha256(f"{seed}:{env_id}:{f}".encode()).digest(),
+    )
+    n_test = round(test_share * len(families)) if len(families) > 1 else 0
+    if test_share > 0 and len(families) >= 3:
+        n_test = max(1, n_test)
+    test = set(families[:n_test])
+    out = []
+    counters = Counter()
+    for c in cands:
+        letter = "g" if c.task.kind == "graph" else "p"
+        counters[letter] += 1
+        while f"{env_id}-{letter}{counters[letter]:03d}" in taken:
+            counters[letter] += 1
+        c.task.id = f"{env_id}-{letter}{counters[letter]:03d}"
+        c.task.split = "test" if c.family in test else "train"
+        out.append(c.task)
+    return out
+
+
+def synthesize_tasks(
+    spec: EnvSpec,
+    n: int = 20,
+    seed: int = 0,
+    *,
+    walk_length: int | None = None,
+    writes: int | None = None,
+    distractors: int = 0,
+    program_share: float = 0.5,
+    focus_tools: list[str] | tuple[str, ...] = (),
+    patterns: list[str] | tuple[str, ...] = (),
+    llm: Any = None,
+    config: TaskSynthConfig | None = None,
+) -> list[TaskSpec]:
+    """Synthesize up to ``n`` verified tasks for ``spec`` (the evolution loop's entry point).
+
+    Knobs override the config: ``walk_length`` (calls per graph walk), ``writes`` (write
+    steps per walk), ``distractors`` (near-miss records per program filter),
+    ``program_share``, ``focus_tools`` (graph walks favour them) and ``patterns`` (program
+    templates to use). Returned tasks keep the split assigned here and avoid the requests and
+    gold chains of the environment's existing tasks.
+    """
+    cfg = config or TaskSynthConfig()
+    cfg = TaskSynthConfig(
+        **{
+            **cfg.__dict__,
+            "n": n,
+            "seed": seed,
+            "program_share": program_share,
+            "distractors": distractors,
+            "focus_tools": tuple(focus_tools),
+            "patterns": templates_for(patterns),
+        }
+    )
+    if walk_length:
+        cfg.walk_length = (max(1, walk_length - 1), walk_length + 1)
+    if writes is not None:
+        cfg.max_writes = writes
+    existing = existing_signatures(spec.tasks)
+    cands, _ = EnvSynthesizer(spec, cfg, llm).run(existing)
+    return split_and_name(spec.id, cands, cfg.test_share, seed, others(spec.tasks))
+
+
+EVOLUTION_PATTERNS = {
+    "count": ("aggregate",),
+    "aggregate": ("aggregate", "group_max", "batch_read"),
+    "update": ("bulk_update", "branch_update", "batch_update", "extreme", "bulk_delete"),
+    "create": ("create_each",),
+}
+"""The evolution loop's task patterns -> the program templates that serve them."""
+
+
+def templates_for(patterns: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Program templates for ``patterns`` (template names or evolution patterns)."""
+    names = _template_names()
+    out: list[str] = []
+    for p in patterns:
+        for t in (p,) if p in names else EVOLUTION_PATTERNS.get(p, ()):
+            if t not in out:
+                out.append(t)
+    return tuple(out)
+
+
+def _template_names() -> set[str]:
+    from agentworld_gym.synthesis.tasks.program_tasks import TEMPLATES
+
+    return set(TEMPLATES)
+
+
+def others(tasks: list[TaskSpec]) -> set[str]:
+    """Ids of the tasks not made by this synthesizer (kept when it rewrites ``tasks.json``)."""
+    return {t.id for t in tasks if (t.provenance or {}).get("synthesizer") != SYNTHESIZER}
+
+
+def existing_signatures(tasks: list[TaskSpec]) -> set[tuple[str, str]]:
+    """Signatures of tasks not made by this synthesizer (new tasks must not repeat them)."""
+    return {
+        Candidate(t, "").signature
+        for t in tasks
+        if (t.provenance or {}).get("synthesizer") != SYNTHESIZER
+    }

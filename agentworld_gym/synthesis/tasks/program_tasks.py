@@ -1,0 +1,198 @@
+"""Program tasks: instantiate a template, execute the program, package it as a candidate."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from agentworld_gym.env import dumps
+from agentworld_gym.spec import TaskSpec
+from agentworld_gym.synthesis.tasks import render
+from agentworld_gym.synthesis.tasks.candidate import Candidate, Case, difficulty, provenance
+from agentworld_gym.synthesis.tasks.llm_programs import Interpreter, answer_text, write_program
+from agentworld_gym.synthesis.tasks.model import EnvModel
+from agentworld_gym.synthesis.tasks.programs import Caller, ProgramError, capabilities
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.scripts import script
+from agentworld_gym.synthesis.tasks.templates import Knobs, branch, bulk, create_each
+from agentworld_gym.synthesis.tasks.templates_agg import aggregate, extreme, group_max
+from agentworld_gym.synthesis.tasks.templates_batch import batch_read, batch_update
+
+TEMPLATES: dict[str, Callable[..., Any]] = {
+    "bulk_update": lambda m, c, r, k: bulk(m, c, r, k, "update"),
+    "bulk_delete": lambda m, c, r, k: bulk(m, c, r, k, "delete"),
+    "branch_update": branch,
+    "create_each": create_each,
+    "extreme": extreme,
+    "aggregate": aggregate,
+    "group_max": group_max,
+    "batch_read": batch_read,
+    "batch_update": batch_update,
+}
+WEIGHTS = {
+    "bulk_update": 3.0,
+    "bulk_delete": 1.0,
+    "branch_update": 2.0,
+    "create_each": 1.5,
+    "extreme": 1.5,
+    "aggregate": 2.0,
+    "group_max": 2.0,
+    "batch_read": 1.5,
+    "batch_update": 1.5,
+}
+MAX_MISSES = 4
+LLM_SHARE = 0.5
+"""With an LLM configured, the share of program draws it writes (the rest: templates)."""
+PATTERNS = {
+    "bulk_update": "update",
+    "bulk_delete": "update",
+    "branch_update": "update",
+    "batch_update": "update",
+    "extreme": "update",
+    "create_each": "create",
+}
+"""The evolution loop's task patterns (``lookup``, ``count``, ``update``, ...) per template."""
+LONG = (
+    "bulk_update",
+    "bulk_delete",
+    "branch_update",
+    "create_each",
+    "group_max",
+    "batch_read",
+    "batch_update",
+)
+"""Templates whose call count grows with the data (loops over records or parents)."""
+
+
+class ProgramTaskBuilder:
+    """Instantiates program templates against one environment."""
+
+    def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
+        self.model = model
+        self.runner = runner
+        self.seed = seed
+        self.llm = llm
+        self.caps = capabilities(model, runner)
+        self.tool_names = [t.name for t in model.spec.tools]
+        self.misses: Counter[str] = Counter()
+        """Draws without an instance per template; after ``MAX_MISSES`` it is not tried."""
+
+    def build(
+        self, rng: random.Random, task_id: str, knobs: Knobs, patterns: tuple[str, ...] = ()
+    ) -> Candidate | str:
+        if self.llm is not None and rng.random() < LLM_SHARE:
+            made = self._llm_program(task_id, knobs)
+            if not isinstance(made, str):
+                return made
+        names = [
+            n
+            for n in TEMPLATES
+            if self.misses[n] < MAX_MISSES
+            and (not knobs.long or n in LONG)
+            and (not patterns or n in patterns)
+        ]
+        if not names:
+            return "no program template fits"
+        name = rng.choices(names, [WEIGHTS[n] for n in names])[0]
+        program = None
+        for _ in range(3):
+            program = TEMPLATES[name](self.model, self.caps, rng, knobs)
+            if program is not None:
+                break
+        if program is None:
+            self.misses[name] += 1
+            return f"{name}: no instance"
+        caller = Caller(self.runner, task_id, knobs.max_calls)
+        try:
+            answer = program.run(caller)
+        except ProgramError:
+            return f"{name}: program call failed"
+        writes = self._writes(caller.calls)
+        if program.writes_expected and not writes:
+            return f"{name}: nothing to write"
+        request = program.request
+        if self.llm is not None:
+            given = [s.split('"')[0] for s in request.split('"')[1::2]]
+            request = render.paraphrase(self.llm, request, given, [], self.tool_names)
+        diff = difficulty(
+            caller.calls,
+            writes,
+            program.depth,
+            program.control_flow,
+            program.answer_type,
+            pattern=PATTERNS.get(program.template, "aggregate"),
+        )
+        source = script(program.kind, program.params)
+        return self._package(
+            caller, request, answer, source, diff, program.template, program.family, knobs
+        )
+
+    def _writes(self, calls: list[dict[str, Any]]) -> int:
+        return sum(1 for c in calls if self.model.tools[c["name"]].writes)
+
+    def _llm_program(self, task_id: str, knobs: Knobs) -> Candidate | str:
+        """A program the LLM wrote (see :mod:`.llm_programs`), or why there is none."""
+        try:
+            data = write_program(self.llm, self.model)
+        except Exception as exc:  # an unreachable endpoint falls back to the templates
+            return f"llm: {type(exc).__name__}"
+        if not data:
+            return "llm: no program in the reply"
+        caller = Caller(self.runner, task_id, knobs.max_calls)
+        try:
+            values = Interpreter(self.model, caller).run(data["steps"])
+        except (ProgramError, TypeError, ValueError, KeyError, AttributeError):
+            return "llm: program failed"
+        answer = answer_text(str(data.get("answer", "")), values)
+        flow = [k for k in ("for_each", "where", "if", "count", "sum") if k in str(data["steps"])]
+        diff = difficulty(
+            caller.calls, self._writes(caller.calls), 2, flow, "mixed", pattern="aggregate"
+        )
+        family = f"p:llm:{data['request'][:40]}"
+        return self._package(
+            caller, data["request"], answer, str(data["verify"]), diff, "llm-program", family, knobs
+        )
+
+    def _package(
+        self,
+        caller: Caller,
+        request: str,
+        answer: str,
+        source: str,
+        diff: dict[str, Any],
+        method: str,
+        family: str,
+        knobs: Knobs,
+    ) -> Candidate | str:
+        """The candidate with the runs acceptance needs (probe replay, first call alone)."""
+        calls = caller.calls
+        if not calls:
+            return f"{method}: no calls"
+        if len(calls) < knobs.min_calls:
+            return f"{method}: too short for long horizon"
+        if render.leaks(request, [], self.tool_names):
+            return "request names a tool"
+        task_id = caller.ctx.task_id
+        probe = self.runner.run(calls, task_id + "-probe", probe=True)
+        if not probe.ok:
+            return "probe replay failed"
+        first = self.runner.run(calls, task_id, stop=1)
+        task = TaskSpec(
+            id=task_id,
+            instruction=request,
+            kind="program",
+            reference_answer=answer,
+            verifier={"type": "script", "source": source},
+            gold={"type": "tool_chain", "calls": calls},
+            difficulty=diff,
+            provenance=provenance(method, self.seed, self.llm is not None),
+        )
+        cases = [
+            Case("gold", caller.ctx.db, answer),
+            Case("gold_probe", probe.db, answer),
+            Case("empty", self.runner.base.fork(), ""),
+            Case("first_call", first.db, dumps(first.outputs[0]) if first.outputs else ""),
+        ]
+        return Candidate(task, family, cases)

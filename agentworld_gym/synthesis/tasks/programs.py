@@ -1,0 +1,265 @@
+"""Programmatic tasks: programs with real control flow over tool results, verified by script.
+
+A program template (see :mod:`.templates`) is instantiated against an environment's state
+model — a collection with a list tool and an update tool, a categorical field to filter on, a
+parent collection to join — and yields a :class:`Program`: the request, the verification
+script's parameters, and ``run``, the program itself. ``run`` talks to the environment only
+through a :class:`Caller` (every call goes through the agent's runtime and is recorded), loops
+over pages and parents, filters and aggregates what the tools return, branches, and writes.
+What it returns is the ground truth; the calls it made are the gold chain. The script
+recomputes the same ground truth from the initial state independently, so a template whose
+program and script disagree on some environment produces nothing there (its gold does not
+score 1.0 and the candidate is rejected).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agentworld_gym.synthesis.tasks.model import (
+    BODY,
+    FILTER,
+    KEY,
+    MATCH,
+    PAGE,
+    SCOPE,
+    CollectionModel,
+    EnvModel,
+    ToolModel,
+    scalar,
+)
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.values import (
+    MISSING,
+    get_path,
+    items_path,
+    schema_type,
+    simple,
+    typed,
+)
+
+
+class ProgramError(Exception):
+    """A program's call failed: the instance does not fit this environment."""
+
+
+@dataclass
+class Program:
+    template: str
+    kind: str
+    """The verification script template (:data:`.scripts.BODIES`)."""
+    params: dict[str, Any]
+    request: str
+    control_flow: list[str]
+    answer_type: str
+    family: str
+    depth: int
+    run: Callable[[Caller], str]
+    """Executes the program through a caller; returns the reference answer."""
+    writes_expected: bool = True
+
+
+class Caller:
+    """The program's only door to the environment: runs and records calls."""
+
+    def __init__(self, runner: Runner, task_id: str, max_calls: int) -> None:
+        self.runner = runner
+        self.ctx = runner.context(task_id)
+        self.calls: list[dict[str, Any]] = []
+        self.max_calls = max_calls
+
+    def __call__(self, tool: ToolModel, args: dict[str, Any]) -> Any:
+        if len(self.calls) >= self.max_calls:
+            raise ProgramError("too many calls")
+        out = self.runner.call(self.ctx, tool.name, args)
+        if not out.ok:
+            raise ProgramError(out.error)
+        self.calls.append({"name": tool.name, "arguments": args})
+        return out.output
+
+    def list_all(self, tool: ToolModel, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every record a list tool returns, following its pages (a loop)."""
+        page = tool.page
+        args = dict(args)
+        if page.get("size") in tool.params and page["size"] not in args:
+            # ask for big pages, as a careful agent would: fewer calls, nothing left unseen
+            args[page["size"]] = typed(
+                min(int(page.get("max", 100)), 100), tool.params[page["size"]].schema
+            )
+        size = int(args.get(page.get("size", ""), page.get("default", 20)) or 20)
+        size = min(size, int(page.get("max", size)))
+        items: list[dict[str, Any]] = []
+        for n in range(1, 50):
+            out = self(tool, dict(args))
+            path = tool.items if tool.items is not None else items_path(out)
+            batch = get_path(out, path) if path is not None else None
+            if not isinstance(batch, list):
+                raise ProgramError(f"{tool.name} returned no list")
+            items += [r for r in batch if isinstance(r, dict)]
+            style = page.get("style")
+            if not page or len(batch) < size or not batch:
+                break
+            if style == "offset" and page.get("offset") in tool.params:
+                args[page["offset"]] = typed(len(items), tool.params[page["offset"]].schema)
+            elif style == "page" and page.get("page") in tool.params:
+                args[page["page"]] = typed(
+                    int(page.get("base", 1)) + n, tool.params[page["page"]].schema
+                )
+            elif style == "cursor" and page.get("cursor") in tool.params and tool.next:
+                nxt = out.get(tool.next) if isinstance(out, dict) else None
+                if not nxt:
+                    break
+                args[page["cursor"]] = nxt
+            else:
+                break
+        return items
+
+
+def value_at(record: dict[str, Any], path: str) -> Any:
+    """The scripts' ``g``: the value at a dotted path, ``None`` when absent."""
+    found = get_path(record, path)
+    return None if found is MISSING else found
+
+
+def hit(record: dict[str, Any], where: list[list[Any]]) -> bool:
+    """The scripts' ``hit``: every ``[path, value]`` matches as text."""
+    return all(str(value_at(record, f)) == str(v) for f, v in where)
+
+
+# -- what one collection affords ------------------------------------------------------------
+@dataclass
+class Writable:
+    """A field an update (or create) tool can set: ``args[param] = value`` or
+    ``args[param] = {prop: value}``, landing at ``path`` in the record."""
+
+    param: str
+    path: str
+    schema: dict[str, Any]
+    prop: str | None = None
+
+    def args(self, value: Any) -> dict[str, Any]:
+        return {self.param: {self.prop: value} if self.prop else value}
+
+
+@dataclass
+class Caps:
+    """The tools program templates can use on one collection."""
+
+    coll: CollectionModel
+    visibility: Visibility
+    lister: ToolModel | None = None
+    """A list tool with no required argument (every record)."""
+    scoped: list[tuple[ToolModel, list[tuple[str, str, str | None]]]] = field(default_factory=list)
+    """List tools whose required arguments all scope or filter the records:
+    ``(tool, [(arg, field, parent collection or None), ...])``."""
+    updater: ToolModel | None = None
+    writable: list[Writable] = field(default_factory=list)
+    deleter: ToolModel | None = None
+    creator: ToolModel | None = None
+    create_fields: list[Writable] = field(default_factory=list)
+    create_scope: tuple[str, str, str] | None = None
+    """``(arg, field, parent collection)`` of a create tool scoped by a parent."""
+
+
+class Visibility:
+    """Whether a listing shows every record it should (some APIs cannot page past the first
+    page): a program over an incomplete listing would disagree with its script."""
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+        self._seen: dict[bytes, bool] = {}
+
+    def complete(
+        self,
+        tool: ToolModel,
+        args: dict[str, Any],
+        coll: CollectionModel,
+        rows: list[dict[str, Any]],
+    ) -> bool:
+        key = orjson.dumps([tool.name, args], option=orjson.OPT_SORT_KEYS)
+        if key not in self._seen:
+            try:
+                listed = Caller(self.runner, "visibility", 50).list_all(tool, args)
+            except ProgramError:
+                listed = []
+            want = sorted(str(r.get(coll.pk)) for r in rows)
+            self._seen[key] = sorted(str(r.get(coll.pk)) for r in listed) == want
+        return self._seen[key]
+
+
+def capabilities(model: EnvModel, runner: Runner) -> dict[str, Caps]:
+    out: dict[str, Caps] = {}
+    visibility = Visibility(runner)
+    for name, coll in model.collections.items():
+        caps = Caps(coll, visibility)
+        for t in coll.tools.get("list", []):
+            req = [p for p in t.required() if p.role != PAGE]
+            if t.hidden & set(coll.profile.categorical):
+                continue
+            if not req and caps.lister is None:
+                caps.lister = t
+            elif req and all(
+                p.role in (SCOPE, FILTER, MATCH) and p.field and "." not in p.field for p in req
+            ):
+                caps.scoped.append((t, [(p.name, p.field, p.ref) for p in req]))
+        for t in coll.tools.get("update", []):
+            ws = _writables(t, coll)
+            if ws and _addressable(t) and caps.updater is None:
+                caps.updater, caps.writable = t, ws
+        for t in coll.tools.get("delete", []):
+            if _addressable(t) and caps.deleter is None:
+                caps.deleter = t
+        for t in coll.tools.get("create", []):
+            scopes = [p for p in t.required() if p.role == SCOPE and p.ref and p.field]
+            others = [p for p in t.required() if p.role not in (SCOPE, BODY, PAGE)]
+            ws = _writables(t, coll)
+            if len(scopes) == 1 and not others and ws and caps.creator is None:
+                req_body = [p for p in t.required() if p.role == BODY]
+                if all(any(w.param == p.name for w in ws) for p in req_body) and len(req_body) <= 1:
+                    caps.creator, caps.create_fields = t, ws
+                    caps.create_scope = (scopes[0].name, scopes[0].field, scopes[0].ref)
+        out[name] = caps
+    return out
+
+
+def _addressable(tool: ToolModel) -> bool:
+    """Every required argument is the key, a parent scope, or body."""
+    return any(p.role == KEY for p in tool.params.values()) and all(
+        p.role in (KEY, SCOPE, BODY, PAGE) for p in tool.required()
+    )
+
+
+def _writables(tool: ToolModel, coll: CollectionModel) -> list[Writable]:
+    out: list[Writable] = []
+    for p in tool.params.values():
+        if p.role != BODY or not p.field or p.field == coll.pk or p.field in coll.references:
+            continue
+        if simple(p.schema) and schema_type(p.schema) in ("string", "boolean", "integer"):
+            if schema_type(p.schema) == "string" and p.schema.get("format"):
+                continue
+            out.append(Writable(p.name, p.field, p.schema))
+        elif p.schema.get("type") == "object" and p.schema.get("properties"):
+            if p.schema.get("required"):
+                continue
+            for prop, s in p.schema["properties"].items():
+                if simple(s) and schema_type(s) in ("string", "boolean") and not s.get("format"):
+                    out.append(Writable(p.name, f"{p.field}.{prop}", s, prop))
+    return out
+
+
+def address(tool: ToolModel, coll: CollectionModel, record: dict[str, Any]) -> dict[str, Any]:
+    """The key and scope arguments that address ``record`` with ``tool``."""
+    args: dict[str, Any] = {}
+    for p in tool.params.values():
+        if p.role == KEY:
+            args[p.name] = typed(record.get(coll.pk), p.schema)
+        elif p.role == SCOPE and p.field and (p.required or p.field in record):
+            value = get_path(record, p.field)
+            if not scalar(value):
+                raise ProgramError(f"record has no {p.field}")
+            args[p.name] = typed(value, p.schema)
+    return args

@@ -1,0 +1,137 @@
+"""Natural-language requests: jinja2 templates by default, an LLM paraphrase when configured.
+
+A request names what the user *gives* (an anchor record's key, a filter value, a value to
+write) and never what the agent must *find* (keys from earlier outputs, the facts it reports)
+nor the tools to call. :func:`leaks` checks both; an LLM paraphrase that drops a given value or
+leaks a hidden one is discarded in favour of the template text, so a model can only make a
+request read better, never make it unsolvable.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import jinja2
+
+logger = logging.getLogger(__name__)
+
+_IDENT = re.compile(r"[A-Z]+(?![a-z])|[A-Za-z][a-z]*|\d+")
+_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True
+)
+STEP = {
+    "list": "List the {{ plural }}{{ scope }}{{ filters }}{{ report }}.",
+    "search": 'Search the {{ plural }}{{ scope }}{% if query %} for "{{ query }}"{% endif %}'
+    "{{ filters }}{{ report }}.",
+    "get": "Look up {{ target }}{{ report }}.",
+    "create": "Create a new {{ noun }}{{ scope }} with {{ fields }}{{ report }}.",
+    "update": "Update {{ target }}: set {{ fields }}{{ report }}.",
+    "delete": "Delete {{ target }}{{ report }}.",
+    "call": "Use {{ target }}{{ report }}.",
+}
+GRAPH_REQUEST = _ENV.from_string(
+    "{{ opening }}\n{% for s in steps %}{{ loop.index }}. {{ s }}\n{% endfor %}{{ closing }}"
+)
+OPENINGS = (
+    "In {{ env }}, please:",
+    "Please do this in {{ env }}:",
+    "I need help in {{ env }}:",
+    "Steps for {{ env }}:",
+)
+CLOSINGS = (
+    "Then tell me what I asked for.",
+    "Reply with the values I asked for.",
+    "Finish with a short answer giving those values.",
+)
+_STEP_TEMPLATES = {k: _ENV.from_string(v) for k, v in STEP.items()}
+_OPENINGS = [_ENV.from_string(t) for t in OPENINGS]
+
+
+def step_text(op: str, **fields: Any) -> str:
+    text = _STEP_TEMPLATES.get(op, _STEP_TEMPLATES["call"]).render(**fields)
+    return text[0].upper() + text[1:]
+
+
+def graph_request(env_name: str, steps: list[str], variant: int, asks: bool = True) -> str:
+    opening = _OPENINGS[variant % len(_OPENINGS)].render(env=env_name)
+    closing = CLOSINGS[variant % len(CLOSINGS)] if asks else ""
+    return GRAPH_REQUEST.render(opening=opening, steps=steps, closing=closing).strip()
+
+
+def quote(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {quote(v)}" for k, v in value.items())
+    return str(value)
+
+
+def ordinal(i: int) -> str:
+    names = (
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+    )
+    return names[i] if i < len(names) else f"{i + 1}th"
+
+
+def plural(noun: str) -> str:
+    if noun.endswith("y") and not noun.endswith(("ay", "ey", "oy", "uy")):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
+def leaks(text: str, hidden: list[Any], tool_names: list[str]) -> str | None:
+    """Why ``text`` gives away something it must not (``None`` when it does not)."""
+    low = text.casefold()
+    for name in tool_names:
+        # a one-word tool name ("meetings") is also the plain noun; identifiers are the leak
+        if len(name) >= 5 and len(_IDENT.findall(name)) > 1 and name.casefold() in low:
+            return f"names tool {name}"
+    for value in hidden:
+        v = str(value).casefold()
+        if len(v) >= 3 and (
+            v in low
+            if not v.replace(".", "").isdigit()
+            else re.search(rf"(?<![\d.]){re.escape(v)}(?![\d.])", low)
+        ):
+            return f"leaks {value!r}"
+    return None
+
+
+def paraphrase(
+    backend: Any, text: str, given: list[Any], hidden: list[Any], tool_names: list[str]
+) -> str:
+    """An LLM rewrite of a templated request, kept only if it still states every ``given``
+    value and leaks nothing; otherwise ``text`` unchanged."""
+    prompt = (
+        "Rewrite this request so it reads like a real user wrote it. Keep every step and "
+        "every quoted value exactly; do not add tool or function names; do not add facts.\n\n"
+        f"{text}\n\nReply with only the rewritten request."
+    )
+    try:
+        reply = backend.chat([{"role": "user", "content": prompt}], temperature=0.7)
+    except Exception as exc:  # a flaky endpoint must not stop synthesis: keep the template
+        logger.warning("paraphrase failed (%s); keeping the template text", exc)
+        return text
+    out = (reply.get("content") or "").strip()
+    if not out or len(out) > 3 * len(text) + 200:
+        return text
+    if any(str(v).casefold() not in out.casefold() for v in given):
+        return text
+    if leaks(out, hidden, tool_names):
+        return text
+    return out

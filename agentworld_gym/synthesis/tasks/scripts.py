@@ -1,0 +1,151 @@
+"""Verification scripts of program tasks: small, deterministic, stdlib-only, from templates.
+
+Each script is ``P = <parameters>`` + a shared prelude + one template's ``verify``. It
+recomputes the ground truth from ``initial_state`` on its own (it never trusts the
+agent's reading of tool outputs), then grades ``final_state`` and ``answer``: a write task
+earns 0.7 for the fraction of target records done right and 0.3 for reporting the count, and
+0 whenever a record outside the targets changed; a read task earns credit per reported value,
+read from a plain answer (one quoting more than 12 numbers is a data dump, not an answer).
+
+States are ``{collection: [records]}``; a dotted field path walks into nested objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HELPERS = {
+    "g": """def g(r, p):
+ for k in p.split("."): r = r.get(k) if isinstance(r, dict) else None
+ return r
+""",
+    "hit": """def hit(r, w): return all(str(g(r, f)) == str(v) for f, v in w)
+""",
+    "num": """def num(a):
+ return [float(x) for x in re.findall(r"-?\\d+(?:\\.\\d+)?", a.replace(",", ""))]
+""",
+    "has": """def has(a, v):
+ a = " ".join(a.replace("*", "").split()).casefold()
+ return " ".join(str(v).split()).casefold() in a
+""",
+    "par": """def par(I):
+ return {str(p.get(P["pk"])) for p in I.get(P["pc"], []) if hit(p, P["pw"])}
+""",
+}
+NEEDS = {"g": (), "hit": ("g",), "num": (), "has": (), "par": ("hit",), "T": ("hit",)}
+
+BODIES = {
+    "update": """def verify(initial_state, final_state, answer):
+ k = P["k"]; t = {str(r.get(k)) for r in T(initial_state)}; ok = 0
+ f = {str(r.get(k)): r for r in final_state.get(P["c"], [])}
+ for r in initial_state.get(P["c"], []):
+  x = f.get(str(r.get(k)))
+  if str(r.get(k)) in t: ok += x is not None and g(x, P["g"]) == P["v"]
+  elif x != r: return 0.0
+ return 0.7 * ok / max(len(t), 1) + 0.3 * (len(t) in num(answer))
+""",
+    "delete": """def verify(initial_state, final_state, answer):
+ k = P["k"]; t = {str(r.get(k)) for r in T(initial_state)}; ok = 0
+ f = {str(r.get(k)) for r in final_state.get(P["c"], [])}
+ for r in initial_state.get(P["c"], []):
+  gone = str(r.get(k)) not in f
+  if str(r.get(k)) in t: ok += gone
+  elif gone: return 0.0
+ return 0.7 * ok / max(len(t), 1) + 0.3 * (len(t) in num(answer))
+""",
+    "branch": """def verify(initial_state, final_state, answer):
+ k = P["k"]; t = {str(r.get(k)) for r in T(initial_state)}; ok = na = 0
+ f = {str(r.get(k)): r for r in final_state.get(P["c"], [])}
+ for r in initial_state.get(P["c"], []):
+  x = f.get(str(r.get(k)))
+  if str(r.get(k)) in t:
+   v = g(r, P["nf"]); want = P["a"] if isinstance(v, (int, float)) and v > P["t"] else P["b"]
+   na += want == P["a"]; ok += x is not None and g(x, P["g"]) == want
+  elif x != r: return 0.0
+ return 0.7 * ok / max(len(t), 1) + 0.3 * (na in num(answer))
+""",
+    "create": """def verify(initial_state, final_state, answer):
+ q = par(initial_state); old = {str(r.get(P["k"])) for r in initial_state.get(P["c"], [])}; n = {}
+ for r in final_state.get(P["c"], []):
+  if str(r.get(P["k"])) not in old and g(r, P["g"]) == P["v"]:
+   p = str(g(r, P["pf"]))
+   if p not in q: return 0.0
+   n[p] = n.get(p, 0) + 1
+ ok = sum(1 for p in q if n.get(p) == 1)
+ return 0.7 * ok / max(len(q), 1) + 0.3 * (len(q) in num(answer))
+""",
+    "extreme": """def verify(initial_state, final_state, answer):
+ k = P["k"]; rows = [r for r in T(initial_state) if isinstance(g(r, P["nf"]), (int, float))]
+ b = sorted(rows, key=lambda r: g(r, P["nf"]), reverse=P["max"])[0]; ok = 0
+ f = {str(r.get(k)): r for r in final_state.get(P["c"], [])}
+ for r in initial_state.get(P["c"], []):
+  x = f.get(str(r.get(k)))
+  if r is b: ok = x is not None and g(x, P["g"]) == P["v"]
+  elif x != r: return 0.0
+ return 0.7 * ok + 0.3 * has(answer, b.get(P["lf"]))
+""",
+    "aggregate": """def verify(initial_state, final_state, answer):
+ n = num(answer); n = n if len(n) <= 12 else []; t = T(initial_state)
+ v = [g(r, P["nf"]) for r in t] if P["op"] != "count" else t
+ if P["op"] != "count":
+  v = [x for x in v if isinstance(x, (int, float)) and not isinstance(x, bool)]
+ ops = {"sum": sum, "max": max, "min": min, "count": len, "avg": lambda v: sum(v) / len(v)}
+ x = ops[P["op"]](v)
+ return float(any(abs(y - x) <= P["tol"] for y in n))
+""",
+    "pick": """def verify(initial_state, final_state, answer):
+ t = [r for r in T(initial_state) if isinstance(g(r, P["nf"]), (int, float))]
+ b = sorted(t, key=lambda r: g(r, P["nf"]), reverse=P["max"])[0]
+ others = any(has(answer, r.get(P["lf"])) for r in t if r is not b)
+ return float(has(answer, b.get(P["lf"])) and not others)
+""",
+    "groupmax": """def verify(initial_state, final_state, answer):
+ c = {}; n = num(answer); n = n if len(n) <= 12 else []
+ for r in initial_state.get(P["c"], []):
+  if hit(r, P["w"]): c[str(g(r, P["pf"]))] = c.get(str(g(r, P["pf"])), 0) + 1
+ rows = [p for p in initial_state.get(P["pc"], []) if hit(p, P["pw"])]
+ b = max(rows, key=lambda p: c.get(str(p.get(P["pk"])), 0))
+ return 0.45 * has(answer, b.get(P["lf"])) + 0.55 * (c.get(str(b.get(P["pk"])), 0) in n)
+""",
+}
+
+
+def _targets(params: dict[str, Any]) -> str:
+    """``T(I)``: the records in scope, written for exactly the conditions ``params`` has."""
+    cond = 'hit(r, P["w"])'
+    head = ""
+    if params.get("pc"):
+        head = " q = par(I)\n"
+        cond += ' and str(g(r, P["pf"])) in q'
+    if params.get("ks"):
+        cond += ' and str(r.get(P["k"])) in P["ks"]'
+    return f'def T(I):\n{head} return [r for r in I.get(P["c"], []) if {cond}]\n'
+
+
+def script(kind: str, params: dict[str, Any]) -> str:
+    """The verification source of one program task (``params`` become ``P``)."""
+    body = BODIES[kind]
+    helpers = dict(HELPERS, T=_targets(params))
+    wanted: list[str] = []
+
+    def need(name: str) -> None:
+        deps = NEEDS[name] + (("par",) if name == "T" and params.get("pc") else ())
+        for dep in deps:
+            need(dep)
+        if name not in wanted:
+            wanted.append(name)
+
+    for name in helpers:
+        if f"{name}(" in body.replace("verify(", ""):
+            need(name)
+    head = "import re\n" if "num" in wanted else ""
+    return f"P = {literal(params)}\n{head}" + "".join(helpers[n] for n in wanted) + body
+
+
+def literal(value: Any) -> str:
+    """``repr`` without the spaces (a Python literal of JSON-like data)."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{literal(k)}:{literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(literal(v) for v in value) + "]"
+    return repr(value)

@@ -1,0 +1,262 @@
+"""Task synthesis: tool graph, walks, programs, acceptance, splits (``synthesis.tasks``)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.replay import replay_gold, score_answer
+from agentworld_gym.spec import EnvSpec, RuntimeSpec, ToolSpec
+from agentworld_gym.synthesis.tasks import TaskSynthConfig, synthesize_tasks
+from agentworld_gym.synthesis.tasks.graph import INDEPENDENT, STRONG, WEAK, ToolGraph
+from agentworld_gym.synthesis.tasks.model import build_model
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.walk import WalkConfig, Walker
+
+NOTION = Path(__file__).resolve().parent.parent / "envs_generated" / "notion"
+S = {"type": "string"}
+INT = {"type": "integer"}
+
+
+def _tool(name: str, kind: str, props: dict, required: list[str], impl: dict) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=f"{name} ({impl['op']} {impl['collection']})",
+        parameters={
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": False,
+        },
+        implementation={"type": "op", **impl},
+        kind=kind,
+    )
+
+
+def make_op_env() -> EnvSpec:
+    """A small tracker compiled the way API specs are: projects own tasks; settings apart."""
+    projects = [
+        {"id": f"p{i}", "name": f"Project {n}", "status": s, "owner": o}
+        for i, (n, s, o) in enumerate(
+            [
+                ("Apollo", "active", "ada"),
+                ("Borealis", "active", "bob"),
+                ("Cygnus", "archived", "cy"),
+                ("Draco", "active", "dee"),
+            ],
+            start=1,
+        )
+    ]
+    statuses = ["open", "done", "open", "blocked"]
+    tasks = [
+        {
+            "id": f"t{i:02d}",
+            "title": f"Task {w}",
+            "status": statuses[i % 4],
+            "points": (i * 7) % 13 + 1,
+            "project_id": f"p{(1, 1, 2, 1, 2, 3, 1, 2, 4, 1, 3, 2, 1, 4)[i]}",
+            "assignee": ["ada", "bob", "cy"][i % 3],
+        }
+        for i, w in enumerate(
+            "alpha bravo charlie delta echo foxtrot golf hotel india juliet "
+            "kilo lima mike november".split()
+        )
+    ]
+    settings = [{"id": "s1", "theme": "dark", "locale": "en"}]
+    body = {"title": "title", "status": "status", "assignee": "assignee"}
+    status = {"type": "string", "enum": ["open", "done", "blocked"]}
+    tools = [
+        _tool("listProjects", "read", {}, [], {"op": "list", "collection": "projects"}),
+        _tool(
+            "getProject",
+            "read",
+            {"projectId": S},
+            ["projectId"],
+            {"op": "get", "collection": "projects", "key": "projectId"},
+        ),
+        _tool(
+            "listProjectTasks",
+            "read",
+            {"projectId": S, "status": status},
+            ["projectId"],
+            {
+                "op": "list",
+                "collection": "tasks",
+                "filters": {"status": "status"},
+                "parents": [{"arg": "projectId", "field": "project_id", "collection": "projects"}],
+            },
+        ),
+        _tool("listTasks", "read", {}, [], {"op": "list", "collection": "tasks"}),
+        _tool(
+            "getTask",
+            "read",
+            {"taskId": S},
+            ["taskId"],
+            {"op": "get", "collection": "tasks", "key": "taskId"},
+        ),
+        _tool(
+            "updateTask",
+            "write",
+            {"taskId": S, "title": S, "status": status, "assignee": S},
+            ["taskId"],
+            {"op": "update", "collection": "tasks", "key": "taskId", "body": body},
+        ),
+        _tool(
+            "createTask",
+            "write",
+            {"projectId": S, "title": S, "status": status, "points": INT},
+            ["projectId", "title"],
+            {
+                "op": "create",
+                "collection": "tasks",
+                "body": {**body, "points": "points"},
+                "parents": [{"arg": "projectId", "field": "project_id", "collection": "projects"}],
+            },
+        ),
+        _tool(
+            "deleteTask",
+            "write",
+            {"taskId": S},
+            ["taskId"],
+            {"op": "delete", "collection": "tasks", "key": "taskId"},
+        ),
+        _tool(
+            "getSettings",
+            "read",
+            {"settingsId": S},
+            ["settingsId"],
+            {"op": "get", "collection": "settings", "key": "settingsId"},
+        ),
+    ]
+    return EnvSpec(
+        id="tracker",
+        name="Tracker",
+        description="Projects and their tasks.",
+        tools=tools,
+        collections={
+            "projects": {"primary_key": "id"},
+            "tasks": {"primary_key": "id", "references": {"project_id": "projects"}},
+            "settings": {"primary_key": "id"},
+        },
+        records={"projects": projects, "tasks": tasks, "settings": settings},
+        taxonomy={"l1": "L1-10 Productivity & Collaboration", "l2": "Tasks", "l3": "Tracker"},
+        runtime=RuntimeSpec(max_turns=20),
+    )
+
+
+@pytest.fixture(scope="module")
+def tracker() -> EnvSpec:
+    spec = make_op_env()
+    spec.tasks = synthesize_tasks(spec, n=16, seed=0)
+    return spec
+
+
+def _first_call_reward(env: AgentWorldEnv, task) -> float:
+    env.reset(options={"task_id": task.id})
+    call = task.gold["calls"][0]
+    obs, *_ = env.step(orjson.dumps({"name": call["name"], "arguments": call["arguments"]}))
+    submit = {"name": "submit", "arguments": {"answer": obs}}
+    return float(env.step(orjson.dumps(submit).decode())[1])
+
+
+# -- the graph ------------------------------------------------------------------------------
+def test_graph_edges_follow_outputs_into_required_inputs():
+    graph = ToolGraph(build_model(make_op_env()))
+    e = graph.edge
+    assert e("listProjects", "listProjectTasks").weight == STRONG  # project ids -> projectId
+    assert e("listProjectTasks", "getProject").weight == STRONG  # tasks carry project_id
+    assert e("getTask", "updateTask").weight == STRONG
+    assert e("createTask", "listTasks").weight == WEAK  # same collection, nothing required
+    assert e("listTasks", "createTask").weight == STRONG
+    assert e("getSettings", "listTasks").weight == INDEPENDENT
+    assert e("listTasks", "getSettings").weight == INDEPENDENT
+    # no other tool returns settings ids, so getSettings starts walks too (from an anchor)
+    assert set(graph.starts()) == {"listProjects", "listTasks", "getSettings"}
+    assert graph.summary()["strong"] > graph.summary()["weak"] > 0
+
+
+def test_walks_are_deterministic_and_fill_arguments_from_earlier_outputs():
+    spec = make_op_env()
+    model = build_model(spec)
+    runner = Runner(spec)
+
+    def walk(seed: int):
+        walker = Walker(model, ToolGraph(model), runner, WalkConfig(max_length=6))
+        w = walker.walk(random.Random(seed), "t", 6)
+        return [(s.tool.name, s.args) for s in w.steps]
+
+    first = walk(1)
+    assert first == walk(1)
+    assert len(first) >= 3
+    assert any(walk(s) != first for s in range(2, 6))
+    refs = [
+        v for _, args in first for v in args.values() if isinstance(v, str) and v.startswith("$")
+    ]
+    assert refs, "later steps take earlier outputs as $<step>.<path> references"
+
+
+# -- kept tasks -----------------------------------------------------------------------------
+def test_every_kept_task_replays_to_one_and_is_not_trivial(tracker):
+    kinds = {t.kind for t in tracker.tasks}
+    assert kinds == {"graph", "program"}
+    assert len(tracker.tasks) >= 10
+    env = AgentWorldEnv(tracker, split="all")
+    for task in tracker.tasks:
+        result = replay_gold(env, task)
+        assert result.ok, (task.id, result.errors, result.verification)
+        assert score_answer(env, task, "") < 0.5, task.id
+        assert _first_call_reward(env, task) < 0.5, task.id
+        assert len(task.gold["calls"]) <= tracker.runtime.max_turns - 1
+
+
+def test_requests_name_no_tool_and_leak_no_reported_value(tracker):
+    names = [t.name.casefold() for t in tracker.tools]
+    for task in tracker.tasks:
+        text = task.instruction.casefold()
+        assert not any(n in text for n in names), task.instruction
+        if task.verifier["type"] == "rubric":
+            for c in task.verifier["criteria"]:
+                if c["check"]["type"] == "answer_contains" and isinstance(c["check"]["value"], str):
+                    assert c["check"]["value"].casefold() not in text, task.instruction
+
+
+def test_long_horizon_subset():
+    spec = make_op_env()
+    cfg = TaskSynthConfig(long_share=0.5, program_share=0.5)
+    tasks = synthesize_tasks(spec, n=8, seed=2, config=cfg)
+    long = [len(t.gold["calls"]) for t in tasks if t.difficulty.get("long_horizon")]
+    assert long, "the tracker affords long tasks"
+    assert min(long) >= 7 and all(n <= 19 for n in long)
+
+
+def test_splits_share_no_request_or_gold_chain(tracker):
+    train = [t for t in tracker.tasks if t.split == "train"]
+    test = [t for t in tracker.tasks if t.split == "test"]
+    assert train and test
+    sig = lambda t: orjson.dumps(t.gold["calls"], option=orjson.OPT_SORT_KEYS)  # noqa: E731
+    assert not {t.instruction for t in train} & {t.instruction for t in test}
+    assert not {sig(t) for t in train} & {sig(t) for t in test}
+    assert len({t.id for t in tracker.tasks}) == len(tracker.tasks)
+
+
+def test_existing_tasks_are_not_repeated():
+    spec = make_op_env()
+    first = synthesize_tasks(spec, n=6, seed=5)
+    spec.tasks = [t.__class__(**{**t.__dict__, "provenance": {"author": "someone"}}) for t in first]
+    again = synthesize_tasks(spec, n=6, seed=5)
+    assert not {t.instruction for t in again} & {t.instruction for t in first}
+
+
+def test_notion_code_tools_get_graph_tasks(tmp_path):
+    spec = EnvSpec.load(NOTION)
+    spec.tasks = [t for t in spec.tasks] + synthesize_tasks(spec, n=10, seed=0)
+    new = [t for t in spec.tasks if (t.provenance or {}).get("synthesizer") == "synth-tasks"]
+    assert len(new) >= 10
+    env = AgentWorldEnv(spec, split="all")
+    for task in new:
+        assert replay_gold(env, task).ok, task.id
+        assert score_answer(env, task, "") < 0.5

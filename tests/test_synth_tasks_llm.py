@@ -1,0 +1,86 @@
+"""The LLM route of task synthesis, with a scripted stand-in for the model."""
+
+from __future__ import annotations
+
+import json
+
+from test_synth_tasks import make_op_env
+
+from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.replay import replay_gold, score_answer
+from agentworld_gym.synthesis.tasks import synthesize_tasks
+from agentworld_gym.synthesis.tasks.graph import STRONG, ToolGraph
+from agentworld_gym.synthesis.tasks.model import build_model
+from agentworld_gym.synthesis.tasks.render import paraphrase
+
+VERIFY = """def verify(initial_state, final_state, answer):
+    import re
+    todo = [t["id"] for t in initial_state["tasks"] if t["status"] == "open"]
+    fin = {t["id"]: t for t in final_state["tasks"]}
+    done = sum(1 for k in todo if fin.get(k, {}).get("status") == "done")
+    said = str(len(todo)) in re.findall(r"\\d+", answer)
+    return 0.7 * done / max(len(todo), 1) + 0.3 * said
+"""
+PROGRAM = {
+    "request": "Close every open task and tell me how many you closed.",
+    "steps": [
+        {
+            "for_each": {"call": "listTasks", "args": {}},
+            "as": "t",
+            "where": [["t.status", "==", "open"]],
+            "do": [{"call": "updateTask", "args": {"taskId": "$t.id", "status": "done"}}],
+            "count": "n",
+        }
+    ],
+    "answer": "I closed {n} tasks.",
+    "verify": VERIFY,
+}
+
+
+class ScriptedModel:
+    """Answers the synthesizer's three kinds of prompt the way a good model would."""
+
+    def __init__(self, leak: str = "") -> None:
+        self.leak = leak
+        self.prompts: list[str] = []
+
+    def chat(self, messages, tools=None, **sampling):
+        prompt = messages[-1]["content"]
+        self.prompts.append(prompt)
+        if prompt.startswith("Rewrite this request"):
+            text = prompt.split("\n\n")[1]
+            return {"role": "assistant", "content": f"Hi! {self.leak}{text}"}
+        if prompt.startswith("Tools of one API"):
+            return {"role": "assistant", "content": '[["getSettings", "listTasks"], ["x", "y"]]'}
+        return {"role": "assistant", "content": "Here you go:\n" + json.dumps(PROGRAM)}
+
+
+def test_llm_writes_programs_and_paraphrases_and_all_still_verify():
+    spec = make_op_env()
+    model = ScriptedModel()
+    spec.tasks = synthesize_tasks(spec, n=8, seed=1, llm=model)
+    written = [t for t in spec.tasks if t.provenance.get("method") == "llm-program"]
+    assert len(written) == 1  # the same program twice is a duplicate
+    n_open = sum(1 for t in spec.records["tasks"] if t["status"] == "open")
+    assert written[0].reference_answer == f"I closed {n_open} tasks."
+    assert all(t.provenance.get("route") == "llm" for t in spec.tasks)
+    assert any(t.instruction.startswith("Hi! ") for t in spec.tasks)
+    env = AgentWorldEnv(spec, split="all")
+    for task in spec.tasks:
+        assert replay_gold(env, task).ok, task.id
+        assert score_answer(env, task, "") < 0.5
+
+
+def test_paraphrase_that_leaks_or_drops_a_value_is_discarded():
+    text = 'Update the task "t01": set status "done".'
+    leaky = ScriptedModel(leak="use updateTask. ")
+    assert paraphrase(leaky, text, ["t01", "done"], [], ["updateTask"]) == text
+    assert paraphrase(ScriptedModel(), text, ["t01", "done"], [], ["updateTask"]).startswith("Hi")
+    assert paraphrase(ScriptedModel(), text, ["t01", "gone"], [], []) == text  # drops a value
+
+
+def test_llm_labels_extra_strong_edges():
+    graph = ToolGraph(build_model(make_op_env()))
+    assert graph.edge("getSettings", "listTasks").weight != STRONG
+    assert graph.label_with_llm(ScriptedModel()) == 1
+    assert graph.edge("getSettings", "listTasks").weight == STRONG
