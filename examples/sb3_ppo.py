@@ -179,6 +179,7 @@ def train(env_id: str | None = None, timesteps: int = 24_000, seed: int = 0):
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import Logger
 
     torch.set_num_threads(1)
     vec = make_vec_env(lambda: make_env(env_id), n_envs=8, seed=seed)
@@ -195,6 +196,7 @@ def train(env_id: str | None = None, timesteps: int = 24_000, seed: int = 0):
         seed=seed,
         device="cpu",
     )
+    model.set_logger(Logger(folder=None, output_formats=[]))  # no SB3-<date> folder in /tmp
     return model.learn(timesteps)
 
 
