@@ -21,7 +21,7 @@ def toy_catalog(tmp_path_factory):
     root = tmp_path_factory.mktemp("catalog")
     make_spec().save(root / "toy")
     registry.build_index(root)
-    ids = registry.register_catalog(root)
+    ids = registry.register_catalog(root, replace=True)
     return root, ids
 
 
