@@ -16,7 +16,7 @@ def test_list_and_show(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "AgentWorld/notion-v0" in out
-    assert main(["list", "--category", "productivity", "--json"]) == 0
+    assert main(["list", "--category", "document", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert any(r["id"] == "AgentWorld/notion-v0" and r["tools"] == 19 for r in rows)
     assert main(["show", "notion"]) == 0

@@ -96,7 +96,7 @@ def test_eval_cli_gold_model_scores_every_test_task(gold_server, tmp_path, capsy
     assert len(lines) == len(load_spec("notion").tasks_in("test")) == 12
     assert all(row["reward"] == 1.0 and row["success"] and row["error"] is None for row in lines)
     assert all(row["messages"][0]["role"] == "system" for row in lines)
-    assert {row["category"] for row in lines} == {"L1-10 Productivity & Collaboration"}
+    assert {row["category"] for row in lines} == {"L1-17 Document & Design"}
     table = printed.splitlines()
     assert table[0].split()[:4] == ["group", "name", "tasks", "success"]
     assert "AgentWorld/notion-v0" in printed and "100.0%" in printed

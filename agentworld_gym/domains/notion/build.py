@@ -48,7 +48,7 @@ def make_spec(tasks: list[dict[str, Any]] | None = None) -> EnvSpec:
         tools=[ToolSpec(**spec) for spec in tool_specs()],
         collections={name: {"primary_key": "id"} for name in records},
         taxonomy={
-            "l1": "L1-10 Productivity & Collaboration",
+            "l1": "L1-17 Document & Design",
             "l2": "Notes & Knowledge Bases",
             "l3": "Workspace wikis",
         },
