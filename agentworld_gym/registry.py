@@ -106,6 +106,7 @@ def write_index(root: str | Path, entries: list[IndexEntry]) -> Path:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only
         os.replace(tmp, root / INDEX_FILE)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

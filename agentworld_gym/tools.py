@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import functools
 import hashlib
 import importlib
 import logging
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import fastjsonschema
+import orjson
 
 from agentworld_gym.database import Database
 from agentworld_gym.errors import (
@@ -108,8 +110,18 @@ def _type_name(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+@functools.lru_cache(maxsize=4096)
+def _compile(schema_json: bytes) -> Callable[[Any], Any]:
+    """A fastjsonschema validator, shared by every tool with the same schema."""
+    return fastjsonschema.compile(orjson.loads(schema_json), use_default=False)
+
+
 class Tool:
-    """One tool bound to its implementation and a compiled argument validator."""
+    """One tool bound to its implementation and an argument validator compiled on first use.
+
+    Compiling is lazy because it costs milliseconds per schema and an environment may have
+    dozens of tools of which an episode calls a few: ``gym.make`` stays fast.
+    """
 
     __slots__ = ("spec", "name", "fn", "writes", "_validate", "_properties", "_closed")
 
@@ -121,10 +133,21 @@ class Tool:
         params = spec.parameters or {"type": "object", "properties": {}}
         self._properties: list[str] = list(params.get("properties", {}))
         self._closed = params.get("additionalProperties", False) is False
-        try:
-            self._validate = fastjsonschema.compile(params, use_default=False)
-        except fastjsonschema.JsonSchemaDefinitionException as exc:
-            raise ConfigError(f"tool {spec.name!r} has an invalid parameter schema: {exc}") from exc
+        self._validate: Callable[[Any], Any] | None = None
+
+    @property
+    def validator(self) -> Callable[[Any], Any]:
+        """The compiled JSON Schema validator (raises ``ConfigError`` for a broken schema)."""
+        if self._validate is None:
+            params = self.spec.parameters or {"type": "object", "properties": {}}
+            try:
+                key = orjson.dumps(params, option=orjson.OPT_SORT_KEYS)
+                self._validate = _compile(key)
+            except fastjsonschema.JsonSchemaDefinitionException as exc:
+                raise ConfigError(
+                    f"tool {self.name!r} has an invalid parameter schema: {exc}"
+                ) from exc
+        return self._validate
 
     def check_arguments(self, arguments: Any) -> dict[str, Any]:
         """Validate against the schema; the error names the argument and says what is wrong."""
@@ -145,7 +168,7 @@ class Tool:
                     f"{', '.join(hints)}; accepted: {', '.join(self._properties) or 'none'}"
                 )
         try:
-            self._validate(arguments)
+            (self._validate or self.validator)(arguments)
         except fastjsonschema.JsonSchemaValueException as exc:
             raise ToolArgumentError(
                 f"Invalid arguments for {self.name}: {_describe(exc)}"

@@ -1,0 +1,1 @@
+"""Synthesizers: sources -> validated EnvSpecs and tasks (see each subpackage)."""
