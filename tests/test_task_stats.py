@@ -69,7 +69,7 @@ def test_stats_six_dimensions_table_and_plots(catalog, tmp_path, capsys):
     rows = collect([spec])
     assert rows and set(rows[0].dims) == set(DIMENSIONS)
     summary = summarize(rows)
-    assert set(summary) == {"L1-17 Document & Design", "all"}
+    assert set(summary) == {"L1-10 Productivity & Collaboration", "all"}
     entry = summary["all"]
     assert entry["tasks"] == len(spec.tasks)
     assert entry["tool_calls"]["mean"] >= 1 and entry["control_flow"]["max"] >= 2
