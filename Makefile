@@ -26,9 +26,8 @@ test: setup  ## lint and run the whole test suite
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
-demo: setup  ## the main job on the embedded default model
-	$(VENV)/bin/agentworld validate notion
-	$(PY) benchmarks/env_speed.py --env notion --n 2000
+demo: setup  ## the main job: SFT warm start, GRPO, held-out eval with the embedded model (CPU)
+	$(PY) experiments/train.py
 
 bench: setup-core  ## environment speed benchmark
 	$(PY) benchmarks/env_speed.py --env notion

@@ -1,0 +1,211 @@
+"""Held-out evaluation: success rate and mean reward per environment and L1 category.
+
+Works with any model: a token-level generator (the policy in process, vLLM) runs batched
+episodes through :func:`~algorithms.grpo.rollout.run_episodes`; any other
+:class:`~agentworld_gym.llm.LLMBackend` (a model behind an OpenAI-compatible server, the
+``openai`` backend) plays episodes through ``chat()``, several at once in threads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from algorithms.grpo.rollout import INVALID_CALL_ERRORS, RolloutConfig, Trajectory, run_episodes
+from algorithms.pool import TaskPool, TaskRef
+
+
+@dataclass
+class EvalConfig:
+    """Evaluation settings (the ``eval`` node)."""
+
+    split: str = "test"
+    """Which tasks: ``test`` are held out from training."""
+    episodes_per_task: int = 1
+    """Episodes per task (more with sampling, to average the noise)."""
+    max_tasks: int | None = None
+    """Evaluate on at most this many tasks (spread over environments); ``None`` = all."""
+    temperature: float = 0.0
+    """Sampling temperature; 0 = greedy."""
+    max_turns: int = 8
+    """Assistant turns per episode at most."""
+    max_new_tokens: int = 256
+    """Tokens per assistant turn at most."""
+    max_episode_tokens: int = 4096
+    """Tokens per episode at most (token-level generators)."""
+    batch_size: int = 32
+    """Episodes run together (one generation batch, or threads for chat backends)."""
+    before: bool = True
+    """Evaluate the model before training too (base vs trained)."""
+    after: bool = True
+    """Evaluate the trained model."""
+    seed: int = 1234
+    """Seeds episodes and sampling."""
+
+
+@dataclass
+class EvalResult:
+    """What an evaluation found."""
+
+    success: float
+    mean_reward: float
+    episodes: int
+    tool_call_valid: float
+    per_env: dict[str, dict[str, float]] = field(default_factory=dict)
+    per_category: dict[str, dict[str, float]] = field(default_factory=dict)
+    per_task: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def metrics(self, prefix: str) -> dict[str, float]:
+        """Flat metrics, e.g. ``eval_base/success`` and ``eval_base/env/<id>/success``."""
+        out = {f"{prefix}/success": self.success, f"{prefix}/mean_reward": self.mean_reward}
+        for env, values in self.per_env.items():
+            out[f"{prefix}/env/{env}/success"] = values["success"]
+        return out
+
+
+def select_tasks(pool: TaskPool, config: EvalConfig) -> list[TaskRef]:
+    """The tasks to evaluate: all of the split, or ``max_tasks`` spread round-robin over
+    environments (deterministic)."""
+    tasks = pool.tasks(config.split)
+    if config.max_tasks is None or len(tasks) <= config.max_tasks:
+        return list(tasks)
+    by_env: dict[str, list[TaskRef]] = defaultdict(list)
+    for t in tasks:
+        by_env[t.env_id].append(t)
+    chosen: list[TaskRef] = []
+    while len(chosen) < config.max_tasks:
+        for env_id in sorted(by_env):
+            if by_env[env_id] and len(chosen) < config.max_tasks:
+                chosen.append(by_env[env_id].pop(0))
+    return chosen
+
+
+def evaluate(model: Any, pool: TaskPool, config: EvalConfig) -> tuple[EvalResult, list]:
+    """Evaluate a token generator (has ``generate`` and ``chat_format``) or a chat backend.
+
+    Returns ``(result, trajectories)``.
+    """
+    tasks = [t for t in select_tasks(pool, config) for _ in range(config.episodes_per_task)]
+    if hasattr(model, "generate") and hasattr(model, "chat_format"):
+        rollout = RolloutConfig(
+            max_turns=config.max_turns,
+            max_new_tokens=config.max_new_tokens,
+            max_episode_tokens=config.max_episode_tokens,
+            temperature=config.temperature,
+        )
+        trajs: list[Any] = []
+        for start in range(0, len(tasks), config.batch_size):
+            chunk = tasks[start : start + config.batch_size]
+            trajs += run_episodes(model, pool, chunk, config.split, rollout, config.seed + start)
+    else:
+        trajs = _chat_episodes(model, pool, tasks, config)
+    return summarise(trajs, pool), trajs
+
+
+def summarise(trajs: list[Trajectory], pool: TaskPool) -> EvalResult:
+    """Aggregate episodes into an :class:`EvalResult`."""
+    if not trajs:
+        return EvalResult(0.0, 0.0, 0, 0.0)
+    groups: dict[str, dict[str, list[Trajectory]]] = {
+        "env": defaultdict(list),
+        "cat": defaultdict(list),
+    }
+    per_task: dict[str, list[float]] = defaultdict(list)
+    for t in trajs:
+        groups["env"][t.task.env_id].append(t)
+        groups["cat"][t.task.category or pool.categories.get(t.task.env_id, "")].append(t)
+        per_task[f"{t.task.env_id}:{t.task.task_id}"].append(t.reward)
+
+    def stats(items: list[Trajectory]) -> dict[str, float]:
+        return {
+            "success": sum(t.success for t in items) / len(items),
+            "mean_reward": sum(t.reward for t in items) / len(items),
+            "episodes": float(len(items)),
+        }
+
+    calls = sum(t.tool_calls for t in trajs)
+    invalid = sum(t.invalid_tool_calls for t in trajs)
+    overall = stats(trajs)
+    return EvalResult(
+        success=overall["success"],
+        mean_reward=overall["mean_reward"],
+        episodes=len(trajs),
+        tool_call_valid=(1 - invalid / calls) if calls else 0.0,
+        per_env={k: stats(v) for k, v in sorted(groups["env"].items())},
+        per_category={k: stats(v) for k, v in sorted(groups["cat"].items())},
+        per_task={k: sum(v) / len(v) for k, v in sorted(per_task.items())},
+    )
+
+
+def _chat_episodes(backend: Any, pool: TaskPool, tasks: list[TaskRef], config: EvalConfig) -> list:
+    def play(i: int) -> Trajectory:
+        task = tasks[i]
+        env = pool.acquire(task.env_id, config.split)
+        try:
+            _, info = env.reset(seed=config.seed + i, options={"task_id": task.task_id})
+            traj = Trajectory(task)
+            messages, tools = info["messages"], info["tools"]
+            for _ in range(config.max_turns):
+                reply = backend.chat(
+                    messages,
+                    tools,
+                    temperature=config.temperature,
+                    max_tokens=config.max_new_tokens,
+                    seed=config.seed + i,
+                )
+                _, reward, terminated, truncated, info = env.step(reply)
+                traj.turns += 1
+                for result in info.get("tool_results", []):
+                    traj.tool_calls += 1
+                    traj.invalid_tool_calls += int(result.get("error") in INVALID_CALL_ERRORS)
+                messages = info["messages"]
+                if terminated or truncated:
+                    traj.reward, traj.end = float(reward), "answer" if terminated else "max_turns"
+                    break
+            else:
+                _, reward, _, _, info = env.step({"name": "submit", "arguments": {"answer": ""}})
+                traj.reward, traj.end = float(reward), "max_turns"
+            traj.messages = info.get("messages", [])
+            return traj
+        finally:
+            pool.release(env, task.env_id, config.split)
+
+    with ThreadPoolExecutor(max_workers=max(1, config.batch_size)) as executor:
+        return list(executor.map(play, range(len(tasks))))
+
+
+def write_report(results: dict[str, EvalResult], out_dir: Path) -> Path:
+    """``eval.json`` with every evaluated model's results."""
+    path = Path(out_dir) / "eval.json"
+    path.write_text(json.dumps({k: v.to_dict() for k, v in results.items()}, indent=2))
+    return path
+
+
+def comparison_table(results: dict[str, EvalResult]) -> str:
+    """Success and mean reward side by side, overall and per environment, as text."""
+    labels = list(results)
+    envs = sorted({env for r in results.values() for env in r.per_env})
+    head = f"{'environment':<34}" + "".join(f"{label:>22}" for label in labels)
+    lines = [head, "-" * len(head)]
+
+    def cell(r: EvalResult, env: str | None) -> str:
+        if env is None:
+            return f"{r.success:6.1%} ({r.mean_reward:.2f})"
+        v = r.per_env.get(env)
+        return "-" if v is None else f"{v['success']:6.1%} ({v['mean_reward']:.2f})"
+
+    for env in envs:
+        lines.append(f"{env:<34}" + "".join(f"{cell(results[k], env):>22}" for k in labels))
+    lines.append("-" * len(head))
+    lines.append(
+        f"{'ALL (success, mean reward)':<34}"
+        + "".join(f"{cell(results[k], None):>22}" for k in labels)
+    )
+    return "\n".join(lines)

@@ -1,0 +1,177 @@
+"""The experiment as one function: warm start → algorithm → evaluation, from one config.
+
+``experiments/train.py`` is a thin Hydra entry point around :func:`run`; the structured config
+(:class:`TrainConfig` and the group schemas) is registered in Hydra's ConfigStore by
+:func:`register_configs`, and the YAML files under ``conf/`` only override it. Library code
+receives plain dataclasses (``OmegaConf.to_object``), never a ``DictConfig``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentworld_gym.errors import ConfigError
+from agentworld_gym.llm.base import LLMConfig
+from agentworld_gym.llm.vllm_backend import VLLMConfig
+from algorithms.evaluate import EvalConfig, EvalResult, comparison_table, evaluate, write_report
+from algorithms.grpo.config import GRPOConfig
+from algorithms.models import ModelConfig, load_policy
+from algorithms.pool import EnvPoolConfig, TaskPool
+from algorithms.sft import SFTConfig, run_sft
+from algorithms.tracking import LoggerConfig, Tracker, plot_eval
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainConfig:
+    """One experiment: which model, which environments, which algorithm, how it is logged."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    """The policy (group ``model``)."""
+    llm: LLMConfig = field(
+        default_factory=lambda: LLMConfig(model="policy", backend="transformers")
+    )
+    """How rollouts are generated (group ``llm``): ``transformers`` (in process, sharing the
+    trained model), ``vllm`` (GPU, weights synced after each update), or ``openai``/any chat
+    backend — then the run only evaluates that model (no training)."""
+    vllm: VLLMConfig = field(default_factory=VLLMConfig)
+    """vLLM engine settings (used when ``llm.backend=vllm``)."""
+    env_pool: EnvPoolConfig = field(default_factory=EnvPoolConfig)
+    """Environments and splits (group ``env_pool``)."""
+    algo: Any = None
+    """The main phase (group ``algo``): a :class:`GRPOConfig` or an :class:`SFTConfig`
+    (typed ``Any`` so that either option can fill it; ``None`` = GRPO with defaults)."""
+    warm_start: SFTConfig = field(default_factory=lambda: SFTConfig(enabled=False))
+    """Supervised warm start on gold trajectories before ``algo``."""
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    """Held-out evaluation before and after training."""
+    logger: LoggerConfig = field(default_factory=LoggerConfig)
+    """Where metrics go (group ``logger``)."""
+    evolution: Any = None
+    """Self-evolution rounds (group ``evolution``; filled in by the evolution loop)."""
+    seed: int = 0
+    """Global seed (torch, numpy, random) set before the model is built."""
+    resume: bool = True
+    """Continue from the checkpoints in the output folder when there are any."""
+    threads: int | None = None
+    """torch CPU threads (``None`` = torch's default)."""
+
+
+def register_configs() -> None:
+    """Register the schemas with Hydra's ConfigStore (``conf/`` YAML files extend them)."""
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    cs.store(name="train_schema", node=TrainConfig)
+    cs.store(group="model", name="model_schema", node=ModelConfig)
+    cs.store(group="llm", name="llm_schema", node=LLMConfig)
+    cs.store(group="env_pool", name="env_pool_schema", node=EnvPoolConfig)
+    cs.store(group="algo", name="grpo_schema", node=GRPOConfig)
+    cs.store(group="algo", name="sft_schema", node=SFTConfig)
+    cs.store(group="logger", name="logger_schema", node=LoggerConfig)
+
+
+def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
+    """Run the experiment into ``out_dir``; returns the summary (also in ``summary.json``)."""
+    import torch
+
+    out_dir = Path(out_dir)
+    t_start = time.perf_counter()
+    torch.manual_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    pool = TaskPool(cfg.env_pool)
+    tracker = Tracker(cfg.logger, out_dir, _as_dict(cfg))
+    summary: dict[str, Any] = {"env_ids": pool.env_ids}
+    results: dict[str, EvalResult] = {}
+    try:
+        if cfg.llm.backend not in ("transformers", "embedded", "vllm"):
+            from agentworld_gym.llm import make_backend
+
+            backend = make_backend(cfg.llm)
+            results[cfg.llm.model] = _evaluate(backend, pool, cfg, tracker, "eval")
+            return _finish(summary, results, tracker, out_dir, t_start)
+        policy = load_policy(cfg.model)
+        generator = policy.generator
+        if cfg.llm.backend == "vllm":
+            from agentworld_gym.llm.vllm_backend import VLLMBackend
+
+            generator = VLLMBackend.for_policy(
+                policy.model, policy.tokenizer, cfg.llm, cfg.model, cfg.vllm
+            )
+        if cfg.eval.before:
+            results["base"] = _evaluate(generator, pool, cfg, tracker, "eval_base")
+        if cfg.warm_start.enabled:
+            summary.update(run_sft(policy, pool, cfg.warm_start, tracker, out_dir / "warm_start"))
+            generator.sync_weights(policy.model)
+            if cfg.eval.before and cfg.eval.after and _training_steps(cfg) > 0:
+                results["sft"] = _evaluate(generator, pool, cfg, tracker, "eval_sft")
+        algo = cfg.algo if cfg.algo is not None else GRPOConfig()
+        if isinstance(algo, SFTConfig):
+            summary.update(run_sft(policy, pool, algo, tracker, out_dir / "sft"))
+            generator.sync_weights(policy.model)
+        elif isinstance(algo, GRPOConfig):
+            from algorithms.grpo.trainer import GRPOTrainer
+
+            trainer = GRPOTrainer(policy, pool, algo, tracker, out_dir, generator)
+            history = trainer.train(resume=cfg.resume)
+            if history:
+                summary["grpo_last"] = history[-1]
+        else:
+            raise ConfigError(f"algo must be grpo or sft, got {type(algo).__name__}")
+        if cfg.eval.after:
+            results["trained"] = _evaluate(generator, pool, cfg, tracker, "eval_trained")
+        policy.model.save_pretrained(out_dir / "final_model")
+        return _finish(summary, results, tracker, out_dir, t_start)
+    finally:
+        tracker.close()
+        pool.close()
+
+
+def _training_steps(cfg: TrainConfig) -> int:
+    return getattr(cfg.algo, "steps", 1) if isinstance(cfg.algo, GRPOConfig) else 1
+
+
+def _evaluate(model: Any, pool: TaskPool, cfg: TrainConfig, tracker: Tracker, label: str):
+    t0 = time.perf_counter()
+    logger.info("%s: evaluating on the %r split ...", label, cfg.eval.split)
+    result, _ = evaluate(model, pool, cfg.eval)
+    logger.info("%s: success %.3f, mean reward %.3f", label, result.success, result.mean_reward)
+    tracker.log(
+        {"phase": label, **result.metrics(label), f"perf/{label}_s": time.perf_counter() - t0},
+        step=0,
+    )
+    return result
+
+
+def _finish(summary, results, tracker, out_dir, t_start) -> dict[str, Any]:
+    if results:
+        write_report(results, out_dir)
+        plot_eval(
+            {k: {e: v["success"] for e, v in r.per_env.items()} for k, r in results.items()},
+            out_dir,
+        )
+        table = comparison_table(results)
+        print(f"\nHeld-out evaluation ({next(iter(results.values())).episodes} episodes each):")
+        print(table)
+        (out_dir / "eval_table.txt").write_text(table + "\n")
+        for label, r in results.items():
+            summary[f"{label}/success"] = r.success
+            summary[f"{label}/mean_reward"] = r.mean_reward
+    summary["wall_time_s"] = time.perf_counter() - t_start
+    tracker.summary(summary)
+    print(f"Run folder: {out_dir} (wall time {summary['wall_time_s']:.0f} s)")
+    return summary
+
+
+def _as_dict(cfg: TrainConfig) -> dict[str, Any]:
+    """The config as JSON-friendly data (enums as their values) for wandb and the run files."""
+    import json
+
+    return json.loads(json.dumps(dataclasses.asdict(cfg), default=str))

@@ -1,0 +1,190 @@
+"""Supervised warm start on gold trajectories (``algo=sft``, or ``warm_start`` before GRPO).
+
+The gold solution of every training task (``agentworld_gym.replay.gold_trajectory``: the
+OpenAI chat of its tool chain and answer, kept only when it replays to reward 1.0) is encoded
+exactly as a rollout would be (:meth:`~agentworld_gym.llm.chat_format.ChatFormat.encode_chat`)
+and trained with cross-entropy on the assistant's tokens only — the same masking as GRPO.
+Small models make almost no valid tool calls before this; afterwards RL has signal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agentworld_gym.registry import load_spec
+from agentworld_gym.replay import gold_trajectory
+from algorithms import checkpoint
+from algorithms.grpo.logprobs import make_micro_batches, token_logprobs
+from algorithms.models import Policy
+from algorithms.optim import lr_at, make_optimizer, set_lr
+from algorithms.pool import TaskPool
+from algorithms.tracking import Tracker
+
+logger = logging.getLogger(__name__)
+
+PHASE = "sft"
+
+
+@dataclass
+class SFTConfig:
+    """Supervised fine-tuning on gold trajectories (``algo=sft`` and ``warm_start``)."""
+
+    name: str = "sft"
+    """Which algorithm this node configures (set by the option file; do not change)."""
+    enabled: bool = True
+    """Run this phase (``warm_start.enabled=false`` goes straight to GRPO)."""
+    epochs: float = 2.0
+    """Passes over the gold trajectories (fractions allowed)."""
+    lr: float = 2e-4
+    """AdamW learning rate."""
+    warmup_steps: int = 2
+    """Linear warmup over this many optimizer steps."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    batch_size: int = 8
+    """Trajectories per optimizer step."""
+    micro_batch_size: int = 8
+    """Trajectories per forward/backward pass (gradients accumulate up to ``batch_size``)."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping by global norm; 0 disables it."""
+    max_tokens: int = 4096
+    """Skip gold trajectories longer than this many tokens."""
+    max_examples: int | None = None
+    """Use at most this many gold trajectories (``None`` = all)."""
+    share_prefix: bool = True
+    """Run each micro-batch's common prefix once (exact)."""
+    checkpoint_every: int = 0
+    """Save a resumable checkpoint every this many optimizer steps; 0 = only at the end."""
+    seed: int = 0
+    """Shuffling seed."""
+
+
+@dataclass
+class Example:
+    """One encoded gold trajectory."""
+
+    env_id: str
+    task_id: str
+    token_ids: list[int]
+    mask: list[int]
+
+
+def gold_examples(policy: Policy, pool: TaskPool, split: str, max_tokens: int) -> list[Example]:
+    """Encode the gold trajectory of every ``split`` task of the pool that replays to 1.0."""
+    fmt = policy.generator.chat_format
+    examples = []
+    for task in pool.tasks(split):
+        env = pool.acquire(task.env_id, split)
+        try:
+            _, info = env.reset(options={"task_id": task.task_id})
+            chat = gold_trajectory(env.unwrapped, load_spec(task.env_id).task(task.task_id))
+        finally:
+            pool.release(env, task.env_id, split)
+        if chat is None:
+            continue
+        ids, mask = fmt.encode_chat(chat, info["tools"])
+        if len(ids) <= max_tokens:
+            examples.append(Example(task.env_id, task.task_id, ids, mask))
+    return examples
+
+
+def run_sft(
+    policy: Policy,
+    pool: TaskPool,
+    config: SFTConfig,
+    tracker: Tracker | None = None,
+    run_dir: Path | None = None,
+) -> dict[str, float]:
+    """Train on the pool's gold trajectories; returns the last step's metrics."""
+    examples = gold_examples(policy, pool, pool.config.train_split, config.max_tokens)
+    if config.max_examples is not None:
+        examples = examples[: config.max_examples]
+    if not examples:
+        logger.warning("SFT: no gold trajectory replays to 1.0 in the pool; skipping")
+        return {}
+    model = policy.model
+    params = policy.trainable_parameters()
+    optimizer = make_optimizer(params, config.lr, config.weight_decay)
+    steps_per_epoch = max(1, -(-len(examples) // config.batch_size))
+    total = max(1, round(config.epochs * steps_per_epoch))
+    step = 0
+    if run_dir is not None and (path := checkpoint.latest(run_dir, PHASE)) is not None:
+        step = int(checkpoint.load(path, model, optimizer)["step"])
+        logger.info("resumed SFT from %s (step %d)", path, step)
+    device = next(model.parameters()).device
+    bar = tracker.progress(total, "SFT", step) if tracker else None
+    metrics: dict[str, float] = {}
+    while step < total:
+        t0 = time.perf_counter()
+        batch = _batch(examples, step, config)
+        micro = make_micro_batches(
+            [e.token_ids for e in batch],
+            [e.mask for e in batch],
+            config.micro_batch_size,
+            config.share_prefix,
+            pad_id=policy.generator.pad_token_id,
+        )
+        n_tokens = float(sum(mb.policy_tokens for mb in micro))
+        set_lr(optimizer, lr_at(step, config.lr, config.warmup_steps))
+        model.train()
+        loss_sum = 0.0
+        for mb in micro:
+            mb = dataclasses.replace(
+                mb, **{k: getattr(mb, k).to(device) for k in ("prefix", "suffix", "attention")}
+            )
+            logp, _ = token_logprobs(model, mb)
+            loss = -(logp * mb.target_mask.to(logp.device)).sum() / n_tokens
+            loss.backward()
+            loss_sum += float(loss.detach())
+        grad_norm = _clip(params, config.max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        model.eval()
+        step += 1
+        elapsed = time.perf_counter() - t0
+        metrics = {
+            "phase": PHASE,
+            "sft/loss": loss_sum,
+            "sft/perplexity": float(torch.exp(torch.tensor(loss_sum))),
+            "sft/grad_norm": grad_norm,
+            "sft/epoch": step / steps_per_epoch,
+            "perf/sft_step_s": elapsed,
+            "perf/sft_tokens_per_s": sum(len(e.token_ids) for e in batch) / elapsed,
+        }
+        if tracker:
+            tracker.log(metrics, step=step)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss_sum:.3f}")
+        due = config.checkpoint_every and step % config.checkpoint_every == 0
+        if run_dir is not None and (due or step == total):
+            checkpoint.save(run_dir, PHASE, step, model, optimizer, dataclasses.asdict(config))
+    if bar is not None:
+        bar.close()
+    policy.generator.sync_weights(model)
+    metrics["sft/examples"] = float(len(examples))
+    return metrics
+
+
+def _batch(examples: list[Any], step: int, config: SFTConfig) -> list[Any]:
+    """The examples of optimizer step ``step``: a fixed shuffle per epoch (resumable)."""
+    per_epoch = max(1, -(-len(examples) // config.batch_size))
+    epoch, index = divmod(step, per_epoch)
+    order = list(range(len(examples)))
+    random.Random(f"{config.seed}:{epoch}").shuffle(order)
+    chosen = order[index * config.batch_size : (index + 1) * config.batch_size]
+    return [examples[i] for i in chosen]
+
+
+def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
+    if max_norm > 0:
+        return float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+    return 0.0
