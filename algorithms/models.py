@@ -163,19 +163,36 @@ def load_policy(config: ModelConfig) -> Policy:
 
         model = PeftModel.from_pretrained(model, config.adapter, is_trainable=config.lora)
     elif config.lora:
-        from peft import LoraConfig, get_peft_model
-
-        lora = LoraConfig(
-            r=config.lora_r,
-            lora_alpha=config.lora_alpha,
-            lora_dropout=config.lora_dropout,
-            target_modules=list(config.lora_targets),
-            task_type="CAUSAL_LM",
-        )
-        model = get_peft_model(model, lora)
+        model = _wrap_lora(model, config)
     if config.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     generator = TransformersBackend(
         model, tokenizer, tool_format=config.tool_format, chat_template=config.chat_template
     )
     return Policy(model, tokenizer, generator, config)
+
+
+def _wrap_lora(model: Any, config: ModelConfig) -> Any:
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=list(config.lora_targets),
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, lora)
+
+
+def merge_adapters(policy: Policy) -> Policy:
+    """Fold trained LoRA adapters into the base weights and start fresh ones.
+
+    Called after the warm start, so that the warm-started model — not the raw base model —
+    is what "adapters off" means: GRPO's KL reference. A no-op without LoRA.
+    """
+    if not policy.is_lora:
+        return policy
+    model = _wrap_lora(policy.model.merge_and_unload(), policy.config)
+    policy.generator.sync_weights(model)
+    return Policy(model, policy.tokenizer, policy.generator, policy.config)

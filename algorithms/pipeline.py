@@ -20,7 +20,7 @@ from agentworld_gym.llm.base import LLMConfig
 from agentworld_gym.llm.vllm_backend import VLLMConfig
 from algorithms.evaluate import EvalConfig, EvalResult, comparison_table, evaluate, write_report
 from algorithms.grpo.config import GRPOConfig
-from algorithms.models import ModelConfig, load_policy
+from algorithms.models import ModelConfig, load_policy, merge_adapters
 from algorithms.pool import EnvPoolConfig, TaskPool
 from algorithms.sft import SFTConfig, run_sft
 from algorithms.tracking import LoggerConfig, Tracker, plot_eval
@@ -109,6 +109,7 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
             results["base"] = _evaluate(generator, pool, cfg, tracker, "eval_base")
         if cfg.warm_start.enabled:
             summary.update(run_sft(policy, pool, cfg.warm_start, tracker, out_dir / "warm_start"))
+            policy = merge_adapters(policy)  # the warm-started model is GRPO's KL reference
             generator.sync_weights(policy.model)
             if cfg.eval.before and cfg.eval.after and _training_steps(cfg) > 0:
                 results["sft"] = _evaluate(generator, pool, cfg, tracker, "eval_sft")
@@ -127,7 +128,9 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
             raise ConfigError(f"algo must be grpo or sft, got {type(algo).__name__}")
         if cfg.eval.after:
             results["trained"] = _evaluate(generator, pool, cfg, tracker, "eval_trained")
-        policy.model.save_pretrained(out_dir / "final_model")
+        final = policy.model.merge_and_unload() if policy.is_lora else policy.model
+        final.save_pretrained(out_dir / "final_model")  # a plain model: load with from_pretrained
+        policy.tokenizer.save_pretrained(out_dir / "final_model")
         return _finish(summary, results, tracker, out_dir, t_start)
     finally:
         tracker.close()

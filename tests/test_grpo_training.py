@@ -146,3 +146,22 @@ def test_lora_kl_reference_and_dynamic_sampling():
     updated = [m for m in history if "loss/kl_ref" in m]
     assert all(m["loss/kl_ref"] >= 0 for m in updated)
     assert all(0.0 <= m["rollout/groups_kept"] <= 1.0 for m in history)
+
+
+def test_merging_warm_start_adapters_keeps_the_function_and_resets_the_reference():
+    from algorithms.models import merge_adapters
+
+    policy = tiny(seed=5, lora=True)
+    with torch.no_grad():
+        for name, p in policy.model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.3)  # a "trained" adapter
+    ids = torch.tensor([[4, 5, 6, 7, 8]])
+    with torch.no_grad():
+        before = policy.model(ids).logits
+        merged = merge_adapters(policy)
+        after = merged.model(ids).logits
+        with merged.model.disable_adapter():
+            reference = merged.model(ids).logits
+    assert merged.is_lora and merged.generator.model is merged.model
+    assert torch.allclose(before, after, atol=1e-5) and torch.allclose(before, reference, atol=1e-5)
