@@ -24,6 +24,9 @@ from agentworld_gym.llm.openai_compat import OpenAICompatBackend
 # replace=True: a second execution of this module (doctest collection, reload) is harmless.
 register_backend("openai", OpenAICompatBackend.from_config, replace=True)
 
+# The local backends register themselves; none imports torch or vllm until it is built.
+from agentworld_gym.llm import embedded, transformers_backend, vllm_backend  # noqa: E402, F401
+
 __all__ = [
     "LLMBackend",
     "LLMConfig",
