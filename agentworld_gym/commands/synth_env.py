@@ -6,22 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
+from agentworld_gym.commands import subcommands
 from agentworld_gym.synthesis.llm_env.pipeline import default_synth_root
 
 
-def _synth_actions(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """The ``agentworld synth`` subcommands, shared with other synthesizers' modules."""
-    synth = sub.choices.get("synth")
-    if synth is None:
-        synth = sub.add_parser("synth", help="synthesize environments and tasks")
-    for action in synth._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return synth.add_subparsers(dest="synth_command", metavar="WHAT", required=True)
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    p = _synth_actions(sub).add_parser(
+    p = subcommands(sub, "synth", "synthesize environments and tasks").add_parser(
         "env",
         help="an LLM designs a database, writes tools and tests; validated, then emitted",
         description=(

@@ -11,14 +11,14 @@ import sys
 import time
 from pathlib import Path
 
-from agentworld_gym.commands.synth_env import _synth_actions
+from agentworld_gym.commands import subcommands
 from agentworld_gym.registry import DEFAULT_ROOT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from agentworld_gym.synthesis.envs.source import PINNED_VERSION
 
-    p = _synth_actions(sub).add_parser(
+    p = subcommands(sub, "synth", "synthesize environments and tasks").add_parser(
         "envs",
         help="build envs_generated/ from real OpenAPI specs",
         description=(

@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from agentworld_gym.commands.synth_env import _synth_actions
+from agentworld_gym.commands import subcommands
 from agentworld_gym.registry import DEFAULT_ROOT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    actions = _synth_actions(sub)
+    actions = subcommands(sub, "synth", "synthesize environments and tasks")
     p = actions.add_parser(
         "tasks",
         help="graph-walk (rubric) and program (script) tasks for catalog environments",

@@ -6,22 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
+from agentworld_gym.commands import subcommands
 from agentworld_gym.registry import DEFAULT_ROOT
 
 
-def _tasks_actions(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """The ``agentworld tasks`` subcommands (other modules may add theirs)."""
-    tasks = sub.choices.get("tasks")
-    if tasks is None:
-        tasks = sub.add_parser("tasks", help="inspect the catalog's tasks")
-    for action in tasks._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return tasks.add_subparsers(dest="tasks_command", metavar="WHAT", required=True)
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    p = _tasks_actions(sub).add_parser(
+    p = subcommands(sub, "tasks", "inspect the catalog's tasks").add_parser(
         "stats",
         help="tool calls, distinct tools, depth, control flow, writes, answer type per L1",
         description=(
