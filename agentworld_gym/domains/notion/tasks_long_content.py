@@ -21,17 +21,11 @@ from agentworld_gym.domains.notion.taskkit import (
     task,
     task_id,
 )
-
-DB = IDS["database"]
-USER = IDS["user"]
-PROJECT = IDS["project"]
-PAGE = IDS["page"]
-NOT_DONE = {"property": "Status", "status": {"does_not_equal": "Done"}}
-NO_WRITE = "All done."
-
-
-def _rel(project: str) -> dict[str, Any]:
-    return {"property": "Project", "relation": {"contains": PROJECT[project]}}
+from agentworld_gym.domains.notion.tasks_long import (
+    NO_WRITE,
+    PAGE,
+    _rel,
+)
 
 
 def long_content_tasks() -> list[dict[str, Any]]:
