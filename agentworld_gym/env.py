@@ -2,7 +2,8 @@
 
 One episode = one task. ``reset`` picks a task (by ``options["task_id"]`` or the seed) and
 returns its instruction; ``info`` carries ``tools`` (OpenAI function schemas, including the
-built-in ``submit``), ``messages`` (the OpenAI chat so far), ``task_id`` and ``env_id``.
+built-in ``submit``), ``messages`` (the OpenAI chat so far, a read-only
+:class:`MessagesView`), ``task_id`` and ``env_id``.
 ``step(action)`` runs the tool calls in the action (see :mod:`agentworld_gym.actions` for the
 accepted shapes and for the rule that separates a tool call from a final answer) and returns
 the tool results as the observation. A final answer (text with no tool-call marker, or a
@@ -17,7 +18,10 @@ agent can recover from, never exceptions, and leave the database unchanged.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, SupportsFloat
+import itertools
+import operator
+from collections.abc import Iterator, Sequence
+from typing import Any, SupportsFloat, overload
 
 import gymnasium as gym
 import orjson
@@ -28,7 +32,14 @@ from agentworld_gym.errors import ActionParseError, AgentWorldError, ToolError
 from agentworld_gym.spaces import TextSpace
 from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.tools import Toolbox, ToolContext
-from agentworld_gym.verifiers import CallRecord, Episode, Judge, Verifier, build_verifier
+from agentworld_gym.verifiers import (
+    CallRecord,
+    Episode,
+    Judge,
+    Verification,
+    Verifier,
+    build_verifier,
+)
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an agent working in {name}. Use the tools to fulfil the user's request: call "
@@ -51,6 +62,73 @@ def dumps(value: Any) -> str:
 
 class EpisodeOver(AgentWorldError):
     """``step`` was called after the episode ended; call ``reset`` first."""
+
+
+Message = dict[str, Any]
+
+
+class MessagesView(Sequence[Message]):
+    """A read-only snapshot of the chat: the first ``length`` messages of an episode's log.
+
+    ``info["messages"]`` is one of these, made in O(1) per step: the env only appends to an
+    episode's log (``reset`` starts a new list), so the prefix a view covers never changes and
+    a view taken at turn 3 still shows turn 3 later. It indexes, slices (into a list), iterates,
+    compares equal to a list of the same messages and pickles as a list; call ``list(view)``
+    for a list of your own (to mutate or to JSON-encode).
+
+    >>> log = [{"role": "user", "content": "hi"}]
+    >>> view = MessagesView(log)
+    >>> log.append({"role": "assistant", "content": "hello"})
+    >>> len(view), view == [{"role": "user", "content": "hi"}]
+    (1, True)
+    """
+
+    __slots__ = ("_log", "_length")
+
+    def __init__(self, log: list[Message], length: int | None = None) -> None:
+        self._log = log
+        self._length = len(log) if length is None else length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [self._log[i] for i in range(*index.indices(self._length))]
+        position = operator.index(index)
+        if position < 0:
+            position += self._length
+        if not 0 <= position < self._length:
+            raise IndexError("messages index out of range")
+        return self._log[position]
+
+    def __iter__(self) -> Iterator[Message]:
+        return itertools.islice(self._log, self._length)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessagesView | list):
+            return NotImplemented
+        return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, so unhashable like one
+
+    def __add__(self, other: Sequence[Message]) -> list[Message]:
+        return [*self, *other]
+
+    def __radd__(self, other: Sequence[Message]) -> list[Message]:
+        return [*other, *self]
+
+    def __reduce__(self) -> tuple[type[list], tuple[list[Message]]]:
+        return list, (list(self),)
+
+    def __repr__(self) -> str:
+        return f"MessagesView({list(self)!r})"
 
 
 class _Shared:
@@ -119,7 +197,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._task: TaskSpec | None = None
         self._db: Database | None = None
         self._ctx: ToolContext | None = None
-        self._messages: list[dict[str, Any]] = []
+        self._messages: list[Message] = []  # append-only within an episode (MessagesView)
         self._calls: list[CallRecord] = []
         self._turn = 0
         self._done = True
@@ -150,7 +228,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             "task_id": self._task.id,
             "split": self._task.split,
             "tools": list(self._shared.tools),
-            "messages": list(self._messages),
+            "messages": MessagesView(self._messages),
         }
         return self._task.instruction, info
 
@@ -174,7 +252,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         info: dict[str, Any] = {
             "turn": self._turn,
             "tool_results": results,
-            "messages": list(self._messages),
+            "messages": MessagesView(self._messages),
         }
         reward = 0.0
         if terminated or truncated:
@@ -243,7 +321,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             )
         return outputs, results
 
-    def verify(self, answer: str):
+    def verify(self, answer: str) -> Verification:
         """Run the task's verifier on the episode so far (the env calls it at the end)."""
         task = self._task
         if task is None or self._db is None:
@@ -266,5 +344,6 @@ class AgentWorldEnv(gym.Env[str, str]):
         return self._db
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[Message]:
+        """The chat so far, as a list of your own (a copy: O(history), off the step path)."""
         return list(self._messages)

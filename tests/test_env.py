@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import gymnasium as gym
 import pytest
@@ -39,6 +40,20 @@ def test_successful_episode_gets_full_reward_with_breakdown(toy_env):
     assert roles == ["system", "user", "assistant", "tool", "assistant"]
     tool_msg = info["messages"][3]
     assert tool_msg["tool_call_id"] == info["messages"][2]["tool_calls"][0]["id"]
+
+
+def test_info_messages_is_a_read_only_snapshot(toy_env: AgentWorldEnv) -> None:
+    _, first = toy_env.reset(options={"task_id": "close-i1"})
+    *_, info = toy_env.step(call("get_item", item_id="i1"))
+    snapshot = info["messages"]
+    toy_env.step(call("get_item", item_id="i2"))
+    assert [m["role"] for m in snapshot] == ["system", "user", "assistant", "tool"]
+    assert len(first["messages"]) == 2 and snapshot[-1]["role"] == "tool"
+    assert snapshot == toy_env.messages[:4] and snapshot[:2] == list(first["messages"])
+    assert not hasattr(snapshot, "append") and pickle.loads(pickle.dumps(snapshot)) == snapshot
+    mine = toy_env.messages  # a list of the caller's own: changing it changes nothing
+    mine.clear()
+    assert len(toy_env.messages) == 6
 
 
 def test_wrong_answer_and_empty_answer_score_low(toy_env):

@@ -4,7 +4,6 @@ resume."""
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,28 +25,27 @@ from algorithms.models import ModelConfig, load_policy  # noqa: E402
 from algorithms.pool import EnvPoolConfig, TaskPool  # noqa: E402
 
 
-def toy_catalog() -> Path:
-    """The toy env as a registered catalog (one fixed folder, shared by the test modules)."""
-    root = Path(tempfile.gettempdir()) / "agentworld-test-toy-catalog"
-    if not (root / "index.json").is_file():
-        make_spec().save(root / "toy")
-        build_index(root)
-    agentworld_gym.register_catalog(root)
+@pytest.fixture(scope="session")
+def toy_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy env as a catalog folder, built once per session."""
+    root = tmp_path_factory.mktemp("toy-catalog")
+    make_spec().save(root / "toy")
+    build_index(root)
     return root
 
 
-def toy_pool(train_split: str = "train") -> TaskPool:
-    return TaskPool(
-        EnvPoolConfig(catalogs=[str(toy_catalog())], envs=["toy"], train_split=train_split)
-    )
+def toy_pool(root: Path, train_split: str = "train") -> TaskPool:
+    """A pool over the toy catalog at ``root``, which takes the toy id over from other roots."""
+    agentworld_gym.register_catalog(root, replace=True)
+    return TaskPool(EnvPoolConfig(catalogs=[str(root)], envs=["toy"], train_split=train_split))
 
 
 def tiny(seed: int = 0, lora: bool = False):
     return load_policy(ModelConfig(name="tiny", lora=lora, dtype="float32", seed=seed, lora_r=4))
 
 
-def test_rollout_trains_on_exactly_the_sampled_tokens():
-    policy, pool = tiny(), toy_pool()
+def test_rollout_trains_on_exactly_the_sampled_tokens(toy_catalog):
+    policy, pool = tiny(), toy_pool(toy_catalog)
     tasks = pool.tasks("all")
     config = RolloutConfig(max_turns=3, max_new_tokens=6, max_episode_tokens=4000)
     trajs = run_episodes(
@@ -114,9 +112,9 @@ def grpo_config(**overrides) -> GRPOConfig:
     return GRPOConfig(**{**values, **overrides})
 
 
-def test_grpo_raises_mean_reward_on_a_tiny_task():
+def test_grpo_raises_mean_reward_on_a_tiny_task(toy_catalog):
     # "How many items are open?" scores 0.5 for any answer and 1.0 when it contains "2"
-    policy, pool = tiny(seed=0), toy_pool(train_split="test")
+    policy, pool = tiny(seed=0), toy_pool(toy_catalog, train_split="test")
     trainer = GRPOTrainer(policy, pool, grpo_config())
     history = trainer.train(resume=False)
     first = sum(m["reward/mean"] for m in history[:5]) / 5
@@ -125,8 +123,8 @@ def test_grpo_raises_mean_reward_on_a_tiny_task():
     assert all(m["rollout/logprob_gap"] < 1e-3 for m in history)
 
 
-def test_resume_repeats_the_uninterrupted_run(tmp_path):
-    pool = toy_pool(train_split="test")
+def test_resume_repeats_the_uninterrupted_run(tmp_path, toy_catalog):
+    pool = toy_pool(toy_catalog, train_split="test")
     config = grpo_config(steps=3, checkpoint_every=1, lr=1e-2)
     full = GRPOTrainer(tiny(seed=1), pool, config, run_dir=tmp_path / "a").train(resume=False)
     GRPOTrainer(tiny(seed=1), pool, config, run_dir=tmp_path / "b").train(steps=2, resume=False)
@@ -137,8 +135,8 @@ def test_resume_repeats_the_uninterrupted_run(tmp_path):
     assert rest[0]["loss/policy"] == pytest.approx(full[2]["loss/policy"], abs=1e-6)
 
 
-def test_lora_kl_reference_and_dynamic_sampling():
-    policy, pool = tiny(seed=2, lora=True), toy_pool(train_split="test")
+def test_lora_kl_reference_and_dynamic_sampling(toy_catalog):
+    policy, pool = tiny(seed=2, lora=True), toy_pool(toy_catalog, train_split="test")
     assert policy.is_lora
     trainer = GRPOTrainer(policy, pool, grpo_config(steps=3, beta=0.1, dynamic_sampling=True))
     history = trainer.train(resume=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,18 +21,25 @@ from algorithms.pool import EnvPoolConfig, TaskPool  # noqa: E402
 from algorithms.sft import SFTConfig, gold_examples, run_sft  # noqa: E402
 
 
-def toy_pool() -> TaskPool:
-    root = Path(tempfile.gettempdir()) / "agentworld-test-toy-catalog"
-    if not (root / "index.json").is_file():
-        make_spec().save(root / "toy")
-        build_index(root)
-    agentworld_gym.register_catalog(root)
-    return TaskPool(EnvPoolConfig(catalogs=[str(root)], envs=["toy"], train_split="all"))
+@pytest.fixture(scope="session")
+def toy_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy env as a catalog folder, built once per session."""
+    root = tmp_path_factory.mktemp("toy-catalog")
+    make_spec().save(root / "toy")
+    build_index(root)
+    return root
 
 
-def test_gold_examples_mask_only_assistant_turns():
+@pytest.fixture
+def toy_pool(toy_catalog: Path) -> TaskPool:
+    """A fresh pool over the toy catalog, which takes the toy id over from other roots."""
+    agentworld_gym.register_catalog(toy_catalog, replace=True)
+    return TaskPool(EnvPoolConfig(catalogs=[str(toy_catalog)], envs=["toy"], train_split="all"))
+
+
+def test_gold_examples_mask_only_assistant_turns(toy_pool):
     policy = load_policy(ModelConfig(name="tiny", lora=False, dtype="float32"))
-    examples = gold_examples(policy, toy_pool(), "all", max_tokens=10_000)
+    examples = gold_examples(policy, toy_pool, "all", max_tokens=10_000)
     assert {e.task_id for e in examples} == {"close-i1", "count-open", "script-new"}
     tok = policy.tokenizer
     for e in examples:
@@ -50,13 +56,13 @@ def test_gold_examples_mask_only_assistant_turns():
         ]
 
 
-def test_sft_lowers_the_loss(tmp_path):
+def test_sft_lowers_the_loss(tmp_path, toy_pool):
     policy = load_policy(ModelConfig(name="tiny", lora=False, dtype="float32"))
     config = SFTConfig(epochs=8, lr=2e-2, batch_size=3, micro_batch_size=3, warmup_steps=0)
     from algorithms.tracking import LoggerConfig, Tracker, WandbMode
 
     tracker = Tracker(LoggerConfig(wandb=WandbMode.disabled, progress=False), tmp_path)
-    run_sft(policy, toy_pool(), config, tracker, run_dir=tmp_path)
+    run_sft(policy, toy_pool, config, tracker, run_dir=tmp_path)
     losses = [r["sft/loss"] for r in tracker.rows]
     assert len(losses) == 8 and losses[-1] < 0.6 * losses[0], losses  # seeded: 3.66 -> ~1.9
     assert (tmp_path / "checkpoints").is_dir()

@@ -232,26 +232,23 @@ def paginate(
 
 # -- lookups -------------------------------------------------------------------------------
 def find_page(db: Database, page_id: str) -> dict[str, Any]:
-    page = db.get("pages", page_id)
-    if page is None:
-        if db.get("databases", page_id) is not None:
-            raise validation_error(
-                f"Provided ID {page_id} is a database, not a page. Use the retrieve database "
-                f"API instead, `/v1/databases/{page_id}`."
-            )
-        raise not_found("page", page_id)
-    return page
+    return _find(db, "page", page_id, other="database")
 
 
 def find_database(db: Database, database_id: str) -> dict[str, Any]:
-    found = db.get("databases", database_id)
+    return _find(db, "database", database_id, other="page")
+
+
+def _find(db: Database, kind: str, object_id: str, other: str) -> dict[str, Any]:
+    """The ``kind`` record ``object_id``; an id of the ``other`` kind gets Notion's hint."""
+    found = db.get(f"{kind}s", object_id)
     if found is None:
-        if db.get("pages", database_id) is not None:
+        if db.get(f"{other}s", object_id) is not None:
             raise validation_error(
-                f"Provided ID {database_id} is a page, not a database. Use the retrieve page "
-                f"API instead, `/v1/pages/{database_id}`."
+                f"Provided ID {object_id} is a {other}, not a {kind}. Use the retrieve {other} "
+                f"API instead, `/v1/{other}s/{object_id}`."
             )
-        raise not_found("database", database_id)
+        raise not_found(kind, object_id)
     return found
 
 

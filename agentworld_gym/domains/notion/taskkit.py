@@ -1,9 +1,10 @@
 """Small builders for notion-v0 tasks: gold calls, rubric checks, script verifiers.
 
-Task modules (:mod:`.tasks_read`, :mod:`.tasks_write`, :mod:`.tasks_long`) describe each task
-with these helpers so that the JSON in ``tasks.json`` stays uniform. Facts the tasks depend on
-come from :mod:`.seed_data` (``TODAY``, :func:`open_tasks`, :func:`overdue`) rather than being
-typed twice.
+Task modules (:mod:`.tasks_read`, :mod:`.tasks_write`, :mod:`.tasks_content`, :mod:`.tasks_long`,
+:mod:`.tasks_long_content`) describe each task with these helpers so that the JSON in
+``tasks.json`` stays uniform. Facts the tasks depend on come from :mod:`.seed_data` (``TODAY``,
+:func:`open_tasks`, :func:`overdue`) and the seeded ids from here (``DB``, ``USER``,
+``PROJECT``, ``PAGE``, ``MEETING``) rather than being typed twice.
 """
 
 from __future__ import annotations
@@ -21,6 +22,23 @@ IDS = ids()
 USERS = {key: name for key, name, _ in data.PEOPLE}
 PROJECT_NAMES = {p[0]: p[1] for p in data.PROJECTS}
 PROJECT_OWNERS = {p[0]: p[3] for p in data.PROJECTS}
+DB = IDS["database"]
+USER = IDS["user"]
+PROJECT = IDS["project"]
+PAGE = IDS["page"]
+MEETING = IDS["meeting"]
+NOT_DONE = {"property": "Status", "status": {"does_not_equal": "Done"}}
+DONE_UNCHECKED = {
+    "and": [
+        {"property": "Status", "status": {"equals": "Done"}},
+        {"property": "Done", "checkbox": {"equals": False}},
+    ]
+}
+"""Tasks whose Status says Done while the Done box is unchecked."""
+CHECKED_NOT_DONE = {"and": [NOT_DONE, {"property": "Done", "checkbox": {"equals": True}}]}
+"""Tasks whose Done box is checked while the Status is not Done."""
+NO_WRITE = "Done, I've taken care of it."
+"""A claim of success without the writes: the ``wrong`` answer of write tasks."""
 
 
 # -- facts -----------------------------------------------------------------------------------
@@ -53,7 +71,20 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 
 def query(db: str, **arguments: Any) -> dict[str, Any]:
-    return call("post-database-query", database_id=IDS["database"][db], **arguments)
+    return call("post-database-query", database_id=DB[db], **arguments)
+
+
+def in_project(project: str) -> dict[str, Any]:
+    """The filter for tasks related to ``project`` (a key of ``PROJECT``)."""
+    return {"property": "Project", "relation": {"contains": PROJECT[project]}}
+
+
+def search_and_read(title: str) -> list[dict[str, Any]]:
+    """Find a page by title, then list its blocks: the first two calls of a chain (``$0``)."""
+    return [
+        call("post-search", query=title),
+        call("get-block-children", block_id="$0.results.0.id"),
+    ]
 
 
 def set_props(page_id: str, **properties: Any) -> dict[str, Any]:

@@ -6,7 +6,10 @@ import json
 from typing import Any
 
 from agentworld_gym.domains.notion.taskkit import (
-    IDS,
+    DB,
+    NO_WRITE,
+    PAGE,
+    PROJECT,
     block_id,
     call,
     called,
@@ -16,15 +19,10 @@ from agentworld_gym.domains.notion.taskkit import (
     rt,
     rubric,
     script,
+    search_and_read,
     set_props,
     task,
 )
-
-DB = IDS["database"]
-USER = IDS["user"]
-PROJECT = IDS["project"]
-PAGE = IDS["page"]
-NO_WRITE = "Done, I've taken care of it."
 
 
 def content_tasks() -> list[dict[str, Any]]:
@@ -83,8 +81,7 @@ def _content_writes() -> list[dict[str, Any]]:
             "I've installed Docker Desktop and Node 20. Tick those two items off in the Dev "
             "Environment Setup page.",
             [
-                call("post-search", query="Dev Environment Setup"),
-                call("get-block-children", block_id="$0.results.0.id"),
+                *search_and_read("Dev Environment Setup"),
                 call("update-a-block", block_id=docker, type={"to_do": {"checked": True}}),
                 call("update-a-block", block_id=node, type={"to_do": {"checked": True}}),
             ],
@@ -109,8 +106,7 @@ def _content_writes() -> list[dict[str, Any]]:
             "In the Dev Environment Setup page, add the paragraph 'Ask in #eng-help if you get "
             "stuck.' directly below the code snippet (not at the end of the page).",
             [
-                call("post-search", query="Dev Environment Setup"),
-                call("get-block-children", block_id="$0.results.0.id"),
+                *search_and_read("Dev Environment Setup"),
                 call(
                     "patch-block-children",
                     block_id=PAGE["dev-setup"],
@@ -148,8 +144,7 @@ def _content_writes() -> list[dict[str, Any]]:
             "notion-w13",
             "Remove the Troubleshooting toggle from the Dev Environment Setup page.",
             [
-                call("post-search", query="Dev Environment Setup"),
-                call("get-block-children", block_id="$0.results.0.id"),
+                *search_and_read("Dev Environment Setup"),
                 call("delete-a-block", block_id=toggle),
             ],
             "Deleted the Troubleshooting toggle.",

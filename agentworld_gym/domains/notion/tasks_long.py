@@ -11,13 +11,19 @@ from typing import Any
 
 from agentworld_gym.domains.notion import seed_data as data
 from agentworld_gym.domains.notion.taskkit import (
-    IDS,
+    DB,
+    MEETING,
+    NOT_DONE,
+    PAGE,
+    PROJECT,
     PROJECT_OWNERS,
     TODAY,
+    USER,
     USERS,
     block_id,
     call,
     comment,
+    in_project,
     open_tasks,
     overdue,
     query,
@@ -28,16 +34,8 @@ from agentworld_gym.domains.notion.taskkit import (
     task_id,
 )
 
-DB = IDS["database"]
-USER = IDS["user"]
-PROJECT = IDS["project"]
-PAGE = IDS["page"]
-NOT_DONE = {"property": "Status", "status": {"does_not_equal": "Done"}}
-NO_WRITE = "All done."
-
-
-def _rel(project: str) -> dict[str, Any]:
-    return {"property": "Project", "relation": {"contains": PROJECT[project]}}
+NO_WRITE_LONG = "All done."
+"""A claim of success without the writes: the ``wrong`` answer of long tasks."""
 
 
 def long_tasks() -> list[dict[str, Any]]:
@@ -126,7 +124,7 @@ def _people_tasks() -> list[dict[str, Any]]:
     calls += [comment(task_id(t[0]), note) for t in sams]
     calls += [
         query("meetings", filter={"property": "Name", "title": {"contains": "1:1"}}),
-        call("get-block-children", block_id=IDS["meeting"]["diego-sam"]),
+        call("get-block-children", block_id=MEETING["diego-sam"]),
         call("update-a-block", block_id=todo, type={"to_do": {"checked": True}}),
     ]
     out.append(
@@ -161,7 +159,7 @@ def _people_tasks() -> list[dict[str, Any]]:
                 SAM=USER["sam"],
                 TODO=todo,
             ),
-            wrong=NO_WRITE,
+            wrong=NO_WRITE_LONG,
             tags=("bulk-update", "blocks"),
         )
     )
@@ -170,7 +168,7 @@ def _people_tasks() -> list[dict[str, Any]]:
         ("Sam to confirm the webhook retry policy", "sam", "webhook retry policy", "4"),
         ("Ben to draft the customer email about the billing change", "ben", "customer email", "5"),
     ]
-    meeting = IDS["meeting"]["billing-sync"]
+    meeting = MEETING["billing-sync"]
     calls = [
         query("meetings", filter={"property": "Name", "title": {"contains": "Billing migration"}}),
         call("get-block-children", block_id=meeting),
@@ -253,12 +251,16 @@ def _project_tasks() -> list[dict[str, Any]]:
     for p in active:
         mine = [t for t in open_tasks() if t[1] == p[0]]
         stats[p[1]] = (len(mine), sum(1 for t in mine if t[4] and t[4] < TODAY))
-        calls.append(query("tasks", filter={"and": [_rel(p[0]), NOT_DONE]}))
+        calls.append(query("tasks", filter={"and": [in_project(p[0]), NOT_DONE]}))
         calls.append(
             query(
                 "tasks",
                 filter={
-                    "and": [_rel(p[0]), NOT_DONE, {"property": "Due", "date": {"before": TODAY}}]
+                    "and": [
+                        in_project(p[0]),
+                        NOT_DONE,
+                        {"property": "Due", "date": {"before": TODAY}},
+                    ]
                 },
             )
         )
@@ -313,7 +315,7 @@ def _project_tasks() -> list[dict[str, Any]]:
     closing = [p for p in data.PROJECTS if p[2] == "Done" and not p[10]]
     archive = {p[0]: [t[0] for t in data.TASKS if t[1] == p[0]] for p in closing}
     calls = [query("projects", filter={"property": "Status", "status": {"equals": "Done"}})]
-    calls += [query("tasks", filter=_rel(p[0])) for p in closing]
+    calls += [query("tasks", filter=in_project(p[0])) for p in closing]
     calls += [
         call("patch-page", page_id=task_id(n), archived=True)
         for p in closing
@@ -347,7 +349,7 @@ def _project_tasks() -> list[dict[str, Any]]:
         """,
                 ARCHIVE={PROJECT[p[0]]: [task_id(n) for n in archive[p[0]]] for p in closing},
             ),
-            wrong=NO_WRITE,
+            wrong=NO_WRITE_LONG,
             tags=("bulk-update", "archive"),
         )
     )
@@ -401,7 +403,7 @@ def _project_tasks() -> list[dict[str, Any]]:
         """,
                 EXPECT=expect,
             ),
-            wrong=NO_WRITE,
+            wrong=NO_WRITE_LONG,
             tags=("bulk-update", "comments"),
         )
     )
@@ -410,7 +412,7 @@ def _project_tasks() -> list[dict[str, Any]]:
     shifted = {task_id(t[0]): _shift(t[4], 28) for t in portal}
     calls = [
         query("projects", filter={"property": "Name", "title": {"equals": "Customer Portal"}}),
-        query("tasks", filter={"and": [_rel("portal"), NOT_DONE]}),
+        query("tasks", filter={"and": [in_project("portal"), NOT_DONE]}),
     ]
     calls += [set_props(pid, Due={"date": {"start": due}}) for pid, due in shifted.items()]
     calls += [
@@ -443,7 +445,7 @@ def _project_tasks() -> list[dict[str, Any]]:
                 SURVEY=task_id("Portal beta feedback survey"),
                 PROJECT=PROJECT["portal"],
             ),
-            wrong=NO_WRITE,
+            wrong=NO_WRITE_LONG,
             split="test",
             tags=("dates", "bulk-update"),
         )
@@ -456,7 +458,9 @@ def _project_tasks() -> list[dict[str, Any]]:
     calls += [
         query(
             "tasks",
-            filter={"and": [_rel(p), NOT_DONE, {"property": "Due", "date": {"before": TODAY}}]},
+            filter={
+                "and": [in_project(p), NOT_DONE, {"property": "Due", "date": {"before": TODAY}}]
+            },
         )
         for p in critical
     ]

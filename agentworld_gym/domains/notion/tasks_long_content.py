@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from agentworld_gym.domains.notion.taskkit import (
-    IDS,
+    MEETING,
+    PAGE,
     block_id,
     call,
     comment,
+    in_project,
     open_tasks,
     query,
     rt,
@@ -21,11 +23,7 @@ from agentworld_gym.domains.notion.taskkit import (
     task,
     task_id,
 )
-from agentworld_gym.domains.notion.tasks_long import (
-    NO_WRITE,
-    PAGE,
-    _rel,
-)
+from agentworld_gym.domains.notion.tasks_long import NO_WRITE_LONG
 
 
 def long_content_tasks() -> list[dict[str, Any]]:
@@ -75,7 +73,10 @@ def _content_tasks() -> list[dict[str, Any]]:
         query(
             "tasks",
             filter={
-                "and": [_rel("brand"), {"property": "Status", "status": {"equals": "In review"}}]
+                "and": [
+                    in_project("brand"),
+                    {"property": "Status", "status": {"equals": "In review"}},
+                ]
             },
         )
     ]
@@ -86,7 +87,7 @@ def _content_tasks() -> list[dict[str, Any]]:
     calls += [comment(task_id(t[0]), "Approved in brand review.") for t in review]
     calls += [
         query("meetings", filter={"property": "Name", "title": {"contains": "brand"}}),
-        call("get-block-children", block_id=IDS["meeting"]["brand-review"]),
+        call("get-block-children", block_id=MEETING["brand-review"]),
     ]
     calls += [call("update-a-block", block_id=b, type={"to_do": {"checked": True}}) for b in todos]
     calls.append(
@@ -136,7 +137,7 @@ def _content_tasks() -> list[dict[str, Any]]:
                 TODOS=todos,
                 WEEKLY=PAGE["weekly-status"],
             ),
-            wrong=NO_WRITE,
+            wrong=NO_WRITE_LONG,
             tags=("bulk-update", "blocks", "comments"),
         )
     )

@@ -6,23 +6,27 @@ from typing import Any
 
 from agentworld_gym.domains.notion import seed_data as data
 from agentworld_gym.domains.notion.taskkit import (
-    IDS,
+    CHECKED_NOT_DONE,
+    DONE_UNCHECKED,
+    NOT_DONE,
     TODAY,
+    USER,
     block_id,
     call,
     called,
     contains,
     crit,
+    in_project,
     number,
     open_tasks,
     overdue,
     query,
     rubric,
     script,
+    search_and_read,
     task,
 )
 
-NOT_DONE = {"property": "Status", "status": {"does_not_equal": "Done"}}
 OVERDUE = [{"property": "Due", "date": {"before": TODAY}}, NOT_DONE]
 
 
@@ -94,8 +98,7 @@ def read_tasks() -> list[dict[str, Any]]:
             "notion-r04",
             "According to our company wiki, how large is the yearly learning budget per employee?",
             [
-                call("post-search", query="Benefits"),
-                call("get-block-children", block_id="$0.results.0.id"),
+                *search_and_read("Benefits"),
             ],
             "Each employee has a learning budget of $1,500 per calendar year.",
             rubric(
@@ -184,7 +187,7 @@ def read_tasks() -> list[dict[str, Any]]:
                     "tasks",
                     filter={
                         "and": [
-                            {"property": "Assignee", "people": {"contains": IDS["user"]["sam"]}},
+                            {"property": "Assignee", "people": {"contains": USER["sam"]}},
                             NOT_DONE,
                         ]
                     },
@@ -244,8 +247,7 @@ def read_tasks() -> list[dict[str, Any]]:
             "Our dev environment setup guide has troubleshooting tips. What should I do if "
             "migrations fail, and is there any caveat?",
             [
-                call("post-search", query="Dev Environment Setup"),
-                call("get-block-children", block_id="$0.results.0.id"),
+                *search_and_read("Dev Environment Setup"),
                 call("get-block-children", block_id=toggle),
                 call("get-block-children", block_id=block_id("dev-setup", "8.1")),
             ],
@@ -337,19 +339,8 @@ def _script_reads() -> list[dict[str, Any]]:
             "Find tasks whose Status and Done checkbox disagree (Status says Done but the box is "
             "unchecked, or the other way round). Just list them, don't change anything.",
             [
-                query(
-                    "tasks",
-                    filter={
-                        "and": [
-                            {"property": "Status", "status": {"equals": "Done"}},
-                            {"property": "Done", "checkbox": {"equals": False}},
-                        ]
-                    },
-                ),
-                query(
-                    "tasks",
-                    filter={"and": [NOT_DONE, {"property": "Done", "checkbox": {"equals": True}}]},
-                ),
+                query("tasks", filter=DONE_UNCHECKED),
+                query("tasks", filter=CHECKED_NOT_DONE),
             ],
             "Write migration rollback runbook (Status Done, box unchecked) and Update pricing page "
             "copy (box checked, Status In review).",
@@ -415,7 +406,7 @@ def _script_reads() -> list[dict[str, Any]]:
             "tasks",
             filter={
                 "and": [
-                    {"property": "Project", "relation": {"contains": IDS["project"][p[0]]}},
+                    in_project(p[0]),
                     NOT_DONE,
                 ]
             },

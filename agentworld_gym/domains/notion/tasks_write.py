@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from agentworld_gym.domains.notion.taskkit import (
-    IDS,
+    CHECKED_NOT_DONE,
+    DB,
+    DONE_UNCHECKED,
+    NO_WRITE,
+    PROJECT,
+    USER,
     call,
     comment,
     count,
@@ -20,12 +25,6 @@ from agentworld_gym.domains.notion.taskkit import (
     task,
     task_id,
 )
-
-DB = IDS["database"]
-USER = IDS["user"]
-PROJECT = IDS["project"]
-PAGE = IDS["page"]
-NO_WRITE = "Done, I've taken care of it."
 
 
 def _title_is(name: str) -> dict[str, Any]:
@@ -310,24 +309,8 @@ def _property_writes() -> list[dict[str, Any]]:
             "Some tasks have a Done checkbox that disagrees with their Status. Treat the Status as "
             "the truth and fix the checkbox on every such task.",
             [
-                query(
-                    "tasks",
-                    filter={
-                        "and": [
-                            {"property": "Status", "status": {"equals": "Done"}},
-                            {"property": "Done", "checkbox": {"equals": False}},
-                        ]
-                    },
-                ),
-                query(
-                    "tasks",
-                    filter={
-                        "and": [
-                            {"property": "Status", "status": {"does_not_equal": "Done"}},
-                            {"property": "Done", "checkbox": {"equals": True}},
-                        ]
-                    },
-                ),
+                query("tasks", filter=DONE_UNCHECKED),
+                query("tasks", filter=CHECKED_NOT_DONE),
                 *[set_props(pid, Done={"checkbox": value}) for pid, value in mismatched.items()],
             ],
             "Fixed 2 tasks: Write migration rollback runbook (checked) and Update pricing "

@@ -1,0 +1,58 @@
+"""Parent side of the protocol: build the init and call requests, read a reply into a result.
+
+Requests are validated here, in the caller's process, so bad arguments raise
+:class:`~agentworld_gym.errors.SandboxError` at once instead of failing inside the child.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from agentworld_gym.errors import SandboxError
+from agentworld_gym.sandbox.framing import _dumps, _frame
+from agentworld_gym.sandbox.host import _netns_prefix
+from agentworld_gym.sandbox.limits import SandboxErrorType, SandboxResult
+
+_ERROR_TYPES = frozenset(kind.value for kind in SandboxErrorType)
+
+
+def _result(reply: dict[str, Any], started: float, isolation: dict[str, Any]) -> SandboxResult:
+    meta = reply.get("meta") or {}
+    kind = meta.get("error_type")
+    return SandboxResult(
+        ok=meta.get("ok") is True,
+        value=reply.get("value"),
+        error=meta.get("error"),
+        error_type=SandboxErrorType(kind) if kind in _ERROR_TYPES else None,
+        wall_s=time.monotonic() - started,
+        isolation=isolation,
+        stdout=meta.get("stdout") or "",
+        traceback=meta.get("traceback"),
+    )
+
+
+def _init_message(
+    workdir: Path, sources: dict[str, Any], env: dict[str, Any] | None, **fields: Any
+) -> bytes:
+    env = dict(env or {})
+    bad = [k for k, v in env.items() if not isinstance(k, str) or not isinstance(v, str)]
+    if bad:
+        raise SandboxError(f"sandbox env must map str to str; bad entries: {bad!r}")
+    bad = [name for name, source in sources.items() if not isinstance(source, str)]
+    if bad:
+        raise SandboxError(f"sandbox sources must be str; not so for {bad!r}")
+    limits = fields["limits"]
+    fields.update(limits=asdict(limits), netns=not limits.network and _netns_prefix() is not None)
+    return _frame(_dumps({"workdir": str(workdir), "env": env, "sources": sources, **fields}))
+
+
+def _call_message(function: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+    if not isinstance(function, str):
+        raise SandboxError(f"function must be a name (str), got {function!r}")
+    try:
+        return _frame(_dumps({"function": function, "args": list(args), "kwargs": kwargs}))
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise SandboxError(f"arguments of {function!r} are not JSON-serialisable: {exc}") from exc
