@@ -1,209 +1,460 @@
-"""New programs written by an LLM (when one is configured), run through the same runtime.
+"""New task programs written by an LLM (when one is configured): real Python, run in the sandbox.
 
-The model sees the environment's state model — collections, their fields and typical values,
-the tools over each — and writes one program as JSON in a small language with real control
-flow, plus the request and a verification script::
+The model sees the environment's tools (name, description, JSON-Schema parameters), a compact
+view of its state model (collections, keys, field values, sample records) and guidelines drawn
+from the seed (the collection to work on, the control flow wanted, whether and how much to
+write); it answers with a request and a function::
 
-    {"request": "For every open task of project p1, mark it done; how many?",
-     "steps": [
-       {"call": "getProject", "args": {"projectId": "p1"}, "as": "proj"},
-       {"for_each": {"call": "listTasks", "args": {}}, "as": "t",
-        "where": [["t.project_id", "==", "$proj.id"], ["t.status", "==", "open"]],
-        "do": [{"call": "updateTask", "args": {"taskId": "$t.id", "status": "done"}}],
-        "count": "n", "sum": {"pts": "t.points"}}],
-     "answer": "I closed {n} tasks worth {pts} points.",
-     "verify": "def verify(initial_state, final_state, answer): ..."}
+    REQUEST: For every active project, hand each open task that is not assigned to the
+    project's owner over to the owner. How many did you hand over?
+    ```python
+    def program(call):
+        moved = 0
+        for proj in call("listProjects"):
+            if proj["status"] != "active":
+                continue
+            for t in call("listProjectTasks", projectId=proj["id"], status="open"):
+                if t["assignee"] != proj["owner"]:
+                    call("updateTask", taskId=t["id"], assignee=proj["owner"])
+                    moved += 1
+        return {"handed_over": moved}
+    ```
 
-``for_each`` loops over every record a list tool returns (following pages), ``where`` filters
-(``==``, ``!=``, ``>``, ``<``, ``>=``, ``<=``, ``in``), ``do`` runs calls per record (nested
-``for_each`` and ``if`` allowed), ``count``/``sum`` aggregate, ``"$var.path"`` reads a bound
-record. The interpreter only calls tools through a :class:`~.programs.Caller`; the model's
-``verify`` runs in the sandbox like every script. Whatever the model writes, the candidate
-must pass the same acceptance checks as a template's (gold 1.0 twice, empty and first-call
-answers below 0.5), so a wrong program or a wrong script is rejected, never kept.
+Then, each step able to reject the draft with a reason for the synthesis report:
+
+1. **parse** the reply (:func:`parse_reply`);
+2. **check** the source's syntax tree (:mod:`.llm_program_policy`: ``program(call)`` defined,
+   loops or branches present, nothing that reaches outside the data);
+3. **execute** it in the sandbox against a fresh fork, every tool call proxied to the agent's
+   runtime and recorded (:mod:`.llm_program_exec`), then again in a fresh process and under
+   another task id and clock: it must finish, call tools, return JSON, and be deterministic
+   and stable;
+4. **derive** the verification script from the execution — the answer it returned and the
+   state it left (:mod:`.llm_program_verify`) — rather than take one from the model;
+5. package a :class:`~.candidate.Candidate` whose gold chain is the recorded trace, for the
+   same acceptance rules as every task (:mod:`.accept`: gold 1.0 twice, an empty answer and
+   the first call's output below 0.5).
+
+Everything random is drawn from ``rng_for(seed, task id, ...)`` and the model is asked with a
+seed derived the same way, so a seeded backend gives the same tasks.
 """
 
 from __future__ import annotations
 
-import json
+import ast
+import functools
+import logging
 import re
+import textwrap
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from agentworld_gym.synthesis.tasks.model import EnvModel
-from agentworld_gym.synthesis.tasks.programs import Caller, ProgramError, value_at
+import jinja2
+import orjson
 
-MAX_STEPS = 40
-_OPS = {
-    "==": lambda a, b: str(a) == str(b),
-    "!=": lambda a, b: str(a) != str(b),
-    ">": lambda a, b: _num(a) is not None and _num(b) is not None and _num(a) > _num(b),
-    "<": lambda a, b: _num(a) is not None and _num(b) is not None and _num(a) < _num(b),
-    ">=": lambda a, b: _num(a) is not None and _num(b) is not None and _num(a) >= _num(b),
-    "<=": lambda a, b: _num(a) is not None and _num(b) is not None and _num(a) <= _num(b),
-    "in": lambda a, b: isinstance(b, list) and str(a) in {str(x) for x in b},
-}
+from agentworld_gym.env import dumps
+from agentworld_gym.spec import TaskSpec
+from agentworld_gym.synthesis.tasks import render as render_text
+from agentworld_gym.synthesis.tasks.candidate import Candidate, Case, difficulty, provenance
+from agentworld_gym.synthesis.tasks.llm_program_exec import (
+    ExecLimits,
+    Execution,
+    ProgramExecutor,
+    Rejected,
+)
+from agentworld_gym.synthesis.tasks.llm_program_json import (  # the earlier JSON route
+    Interpreter,
+    answer_text,
+    write_program,
+)
+from agentworld_gym.synthesis.tasks.llm_program_policy import ALLOWED_MODULES, check
+from agentworld_gym.synthesis.tasks.llm_program_verify import Derived, derive
+from agentworld_gym.synthesis.tasks.model import CollectionModel, EnvModel, ToolModel
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.templates import Knobs
+from agentworld_gym.synthesis.tasks.values import rng_for
+
+__all__ = [
+    "Draft",
+    "Guide",
+    "Interpreter",
+    "ProgramWriter",
+    "answer_text",
+    "parse_reply",
+    "program_candidate",
+    "prompt",
+    "write_program",
+]
+
+logger = logging.getLogger(__name__)
+
+PROMPTS = Path(__file__).resolve().parents[2] / "prompts" / "llm_programs"
+METHOD = "llm-program"
+MAX_TOOLS = 30
+MAX_COLLECTIONS = 8
+SAMPLE_CHARS = 400
+WRITE_SHARE = 0.6
+CONSTRUCTS = (
+    "a loop over every record a list tool returns",
+    "a filter on two conditions at once",
+    "a branch that treats records differently depending on a field",
+    "a join: look up related records in a second collection",
+    "an aggregate over the records (count, sum, average or maximum)",
+)
 
 
-def _num(x: Any) -> float | None:
-    if isinstance(x, bool):
+@dataclass
+class Guide:
+    """What one draw asks of the model (drawn from the seed)."""
+
+    focus: str
+    constructs: list[str]
+    writes: tuple[int, int] | None
+    max_calls: int
+    min_calls: int
+
+
+@dataclass
+class Draft:
+    """A program as the model wrote it."""
+
+    request: str
+    source: str
+
+
+@functools.lru_cache(maxsize=1)
+def _templates() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(PROMPTS)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _writes(coll: CollectionModel) -> bool:
+    return any(coll.tools.get(op) for op in ("update", "create", "delete"))
+
+
+def guide(model: EnvModel, knobs: Knobs, seed: int, task_id: str) -> Guide | None:
+    """The guidelines of one draw, or ``None`` when no collection can be listed."""
+    rng = rng_for(seed, model.spec.id, task_id, METHOD)
+    listable = [c for c in model.collections.values() if c.tools.get("list") and c.records]
+    if not listable:
         return None
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
+    focus = rng.choice(sorted(listable, key=lambda c: c.name))
+    writes = None
+    if _writes(focus) and rng.random() < WRITE_SHARE:
+        hi = max(1, min(knobs.hi, knobs.max_calls - 2))
+        writes = (min(knobs.lo, hi), hi)
+    constructs = [CONSTRUCTS[0], *rng.sample(CONSTRUCTS[1:], 2)]
+    return Guide(focus.name, constructs, writes, knobs.max_calls, knobs.min_calls)
 
 
-def describe(model: EnvModel, limit: int = 12) -> str:
-    """The state model as the prompt shows it."""
-    lines = []
-    for coll in model.collections.values():
-        fields = []
-        for f, values in list(coll.profile.categorical.items())[:6]:
-            fields.append(f"{f} in {values[:5]}")
-        fields += [f"{f} (number)" for f in coll.profile.numeric[:4]]
-        fields += [f"{f} -> {c}" for f, c in coll.references.items()]
-        lines.append(
-            f"- {coll.name} (key {coll.pk}, {len(coll.records)} records): " + "; ".join(fields)
+def _related(model: EnvModel, focus: str) -> list[str]:
+    """Collection names, the focus and its neighbours (by reference) first."""
+    near = {focus} | set(model.collections[focus].references.values())
+    near |= {c.name for c in model.collections.values() if focus in c.references.values()}
+    return sorted(model.collections, key=lambda n: (n != focus, n not in near, n))
+
+
+def _collection_view(coll: CollectionModel) -> dict[str, Any]:
+    fields = [f"{f}: one of {values[:6]}" for f, values in coll.profile.categorical.items()]
+    fields += [f"{f}: a number" for f in coll.profile.numeric[:6]]
+    samples = [orjson.dumps(r).decode()[:SAMPLE_CHARS] for r in coll.records[:2]]
+    return {
+        "name": coll.name,
+        "key": coll.pk,
+        "count": len(coll.records),
+        "references": ", ".join(f"{f} -> {c}" for f, c in coll.references.items()),
+        "fields": fields[:12],
+        "samples": "\n    ".join(samples),
+    }
+
+
+def returns(tool: ToolModel | None) -> str:
+    """What a tool answers with, as the state model knows it (``""`` when unknown)."""
+    if tool is None or not tool.collection:
+        return ""
+    if tool.op in ("list", "search") and tool.items is not None:
+        if not tool.items:
+            return f"a JSON list of {tool.collection} records"
+        return f'an object whose "{tool.items}" is a list of {tool.collection} records'
+    if tool.record is not None:
+        if not tool.record:
+            return f"one {tool.collection} record"
+        return f'an object whose "{tool.record}" is one {tool.collection} record'
+    return ""
+
+
+def examples(model: EnvModel, runner: Runner) -> dict[str, str]:
+    """What each list tool that needs no argument answers on the initial state (truncated)."""
+    out: dict[str, str] = {}
+    for t in model.tools.values():
+        if t.op in ("list", "search") and not t.writes and not t.required():
+            res = runner.call(runner.context("llm-program-example"), t.name, {})
+            if res.ok:
+                out[t.name] = orjson.dumps(res.output).decode()[:SAMPLE_CHARS]
+    return out
+
+
+def prompt(model: EnvModel, g: Guide, outputs: dict[str, str] | None = None) -> str:
+    """The prompt of one draw (``prompts/llm_programs/program.j2``); ``outputs``: sample
+    outputs of some tools (see :func:`examples`)."""
+    order = _related(model, g.focus)
+    rank = {name: i for i, name in enumerate(order)}
+    tools = sorted(
+        model.spec.tools,
+        key=lambda t: rank.get(getattr(model.tools.get(t.name), "collection", None), len(rank)),
+    )
+    views = [
+        {
+            "name": t.name,
+            "kind": t.kind,
+            "description": " ".join((t.description or "").split())[:300],
+            "parameters": orjson.dumps(t.parameters).decode(),
+            "returns": returns(model.tools.get(t.name)),
+            "example": (outputs or {}).get(t.name, ""),
+        }
+        for t in tools[:MAX_TOOLS]
+    ]
+    return (
+        _templates()
+        .get_template("program.j2")
+        .render(
+            env_name=model.spec.name,
+            env_description=" ".join((model.spec.description or "").split())[:300],
+            tools=views,
+            collections=[_collection_view(model.collections[n]) for n in order[:MAX_COLLECTIONS]],
+            focus=g.focus,
+            constructs=g.constructs,
+            writes=g.writes,
+            max_calls=g.max_calls,
+            min_calls=g.min_calls,
+            allowed=ALLOWED_MODULES,
         )
-        keys = [str(r.get(coll.pk)) for r in coll.records[:3]]
-        lines.append(f"  example keys: {keys}")
-        for op, tools in coll.tools.items():
-            for t in tools[:2]:
-                args = ", ".join(
-                    f"{p.name}{'*' if p.required else ''}" for p in list(t.params.values())[:limit]
-                )
-                lines.append(f"  {op}: {t.name}({args})")
-    return "\n".join(lines)
+    )
 
 
-PROMPT = """You write one verifiable multi-step task for an agent working with this API.
-
-State and tools (* = required argument):
-{state}
-
-Write a program with real control flow over tool results (loops, filters, branches,
-aggregation, conditional writes), as JSON in this language:
-{grammar}
-
-Rules: use only the tools and fields shown; the request names the values the user gives and
-never the tool names or the answer; "verify" is stdlib-only Python
-`def verify(initial_state, final_state, answer)` (states are {{collection: [records]}})
-returning a number in [0, 1] that recomputes the truth from initial_state and checks
-final_state and the answer. Reply with only the JSON object."""
+_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_REQUEST = re.compile(r"^[ \t>*#_-]*request[*_ \t]*:[*_ \t]*(.+?)[ \t]*$", re.I | re.M)
 
 
-class Interpreter:
-    """Runs a JSON program through a caller; returns the bound variables."""
-
-    def __init__(self, model: EnvModel, caller: Caller) -> None:
-        self.model = model
-        self.caller = caller
-        self.vars: dict[str, Any] = {}
-        self.steps = 0
-
-    def run(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
-        for step in steps:
-            self._step(step)
-        return self.vars
-
-    def _value(self, value: Any) -> Any:
-        if isinstance(value, str) and value.startswith("$"):
-            name, _, path = value[1:].partition(".")
-            if name not in self.vars:
-                raise ProgramError(f"unbound variable {name!r}")
-            return value_at(self.vars[name], path) if path else self.vars[name]
-        if isinstance(value, dict):
-            return {k: self._value(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self._value(v) for v in value]
-        return value
-
-    def _tool(self, name: Any):
-        tool = self.model.tools.get(str(name))
-        if tool is None:
-            raise ProgramError(f"unknown tool {name!r}")
-        return tool
-
-    def _test(self, where: list[Any]) -> bool:
-        for cond in where or []:
-            if not (isinstance(cond, list) and len(cond) == 3 and cond[1] in _OPS):
-                raise ProgramError(f"bad condition {cond!r}")
-            left = self._value(f"${cond[0]}") if isinstance(cond[0], str) else cond[0]
-            if not _OPS[cond[1]](left, self._value(cond[2])):
-                return False
-        return True
-
-    def _step(self, step: dict[str, Any]) -> None:
-        self.steps += 1
-        if self.steps > MAX_STEPS * 10:
-            raise ProgramError("program runs too long")
-        if "for_each" in step:
-            spec = step["for_each"]
-            tool = self._tool(spec.get("call"))
-            rows = self.caller.list_all(tool, self._value(spec.get("args", {})))
-            name = str(step.get("as", "it"))
-            count = step.get("count")
-            sums = step.get("sum") or {}
-            if count:
-                self.vars[count] = 0
-            for acc in sums:
-                self.vars[acc] = 0
-            for row in rows:
-                self.vars[name] = row
-                if not self._test(step.get("where", [])):
-                    continue
-                if count:
-                    self.vars[count] += 1
-                for acc, path in sums.items():
-                    self.vars[acc] += _num(self._value(f"${path}")) or 0
-                for inner in step.get("do", []):
-                    self._step(inner)
-        elif "if" in step:
-            branch = step.get("then", []) if self._test(step["if"]) else step.get("else", [])
-            for inner in branch:
-                self._step(inner)
-        elif "call" in step:
-            out = self.caller(self._tool(step["call"]), self._value(step.get("args", {})))
-            if step.get("as"):
-                tool = self._tool(step["call"])
-                rec = value_at(out, tool.record) if tool.record else out
-                self.vars[str(step["as"])] = rec if rec is not None else out
-        else:
-            raise ProgramError(f"unknown step {list(step)!r}")
-
-
-def parse(text: str) -> dict[str, Any] | None:
-    """The first JSON object in the model's reply that looks like a program."""
-    match = re.search(r"\{.*\}", text, re.DOTALL)
-    if not match:
-        return None
+def _request_constant(source: str) -> str | None:
     try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
+        tree = ast.parse(source)
+    except SyntaxError:
         return None
-    ok = (
-        isinstance(data, dict)
-        and isinstance(data.get("steps"), list)
-        and isinstance(data.get("request"), str)
-        and "def verify" in str(data.get("verify"))
-    )
-    return data if ok else None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id.upper() == "REQUEST" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    return None
 
 
-def write_program(backend: Any, model: EnvModel, temperature: float = 0.8) -> dict[str, Any]:
-    """Ask the model for one program (``{}`` when its reply is not one)."""
-    grammar = __doc__.split("::", 1)[1].split("``for_each``", 1)[0]
-    prompt = PROMPT.format(state=describe(model), grammar=grammar)
+def parse_reply(text: str) -> Draft | str:
+    """The request and program in the model's reply, or why there is none."""
+    blocks = [b for b in _FENCE.findall(text) if "def program" in b]
+    if blocks:
+        source = blocks[0]
+    elif "def program" in text:
+        source = text[text.index("def program") :].split("```", 1)[0]
+    else:
+        return "no def program(call) in the reply"
+    source = textwrap.dedent(source).strip("\n") + "\n"
+    found = _REQUEST.search(text.split("```", 1)[0]) or _REQUEST.search(text)
+    request = found.group(1) if found else _request_constant(source)
+    request = " ".join((request or "").strip().strip("\"'").split())
+    if len(request) < 12:
+        return "no request in the reply"
+    if len(request) > 800:
+        return "request longer than 800 characters"
+    return Draft(request, source)
+
+
+def ask(backend: Any, text: str, seed: int, max_tokens: int = 1500) -> str:
+    """One reply of the model (its text)."""
     reply = backend.chat(
-        [{"role": "user", "content": prompt}], temperature=temperature, max_tokens=2000
+        [{"role": "user", "content": text}], temperature=0.8, max_tokens=max_tokens, seed=seed
     )
-    return parse(reply.get("content") or "") or {}
+    return str(reply.get("content") or "")
 
 
-def answer_text(template: str, values: dict[str, Any]) -> str:
-    def fmt(v: Any) -> str:
-        if isinstance(v, float):
-            return str(int(v)) if v.is_integer() else f"{v:.2f}"
-        return str(v)
+def _depth(calls: list[dict[str, Any]], outputs: list[Any]) -> int:
+    """Longest chain of calls whose arguments carry a value an earlier call returned."""
+    seen: list[set[str]] = []
+    depth: list[int] = []
+    for i, call in enumerate(calls):
+        args = {str(v) for v in _scalars(call["arguments"]) if len(str(v)) >= 2}
+        deps = [j for j in range(i) if args & seen[j]]
+        depth.append(1 + max((depth[j] for j in deps), default=0))
+        seen.append({str(v) for v in _scalars(outputs[i])})
+    return max(depth, default=0)
 
-    return re.sub(r"\{(\w+)\}", lambda m: fmt(values.get(m.group(1), m.group(0))), template)
+
+def _scalars(value: Any):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _scalars(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _scalars(v)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        yield value
+
+
+def _metadata(
+    model: EnvModel, ex: Execution, flow: list[str], answer_type: str
+) -> tuple[dict[str, Any], str]:
+    """The task's difficulty metadata and family."""
+    tools = [model.tools.get(c["name"]) for c in ex.calls]
+    writes = [t for t in tools if t is not None and t.writes]
+    reads = {t.collection for t in tools if t is not None and not t.writes and t.collection}
+    flow = list(flow)
+    if len(reads) > 1:
+        flow.append("join")
+    if writes and {"branch", "filter"} & set(flow):
+        flow.append("conditional write")
+    ops = {t.op for t in writes}
+    pattern = "create" if "create" in ops else "update" if writes else "aggregate"
+    diff = difficulty(
+        ex.calls, len(writes), _depth(ex.calls, ex.outputs), flow, answer_type, pattern=pattern
+    )
+    family = "p:llm:" + "+".join(sorted({c["name"] for c in ex.calls}))
+    return diff, family
+
+
+class ProgramWriter:
+    """The LLM route of program tasks for one environment (see the module docstring).
+
+    Args:
+        model: The environment's state model.
+        runner: Runs its tools the way an episode does.
+        backend: The LLM (:class:`~agentworld_gym.llm.LLMBackend`).
+        seed: The synthesis seed.
+        limits: Limits of each program's execution in the sandbox.
+        max_tokens: Longest reply asked of the model.
+    """
+
+    def __init__(
+        self,
+        model: EnvModel,
+        runner: Runner,
+        backend: Any,
+        seed: int,
+        limits: ExecLimits | None = None,
+        max_tokens: int = 1500,
+    ) -> None:
+        self.model = model
+        self.runner = runner
+        self.backend = backend
+        self.seed = seed
+        self.executor = ProgramExecutor(runner, limits)
+        self.rejected: Counter[str] = Counter()
+        """Why drafts were rejected (reason -> count), as the synthesis report counts them."""
+        self._examples: dict[str, str] | None = None
+        self.max_tokens = max_tokens
+
+    def candidate(self, task_id: str, knobs: Knobs) -> Candidate | str:
+        """A task whose program the LLM wrote, or why there is none (``llm-program: ...``)."""
+        made = self._candidate(task_id, knobs)
+        if isinstance(made, Rejected):
+            logger.debug("%s rejected: %s (%s)", task_id, made.reason, made.detail)
+            why = f"{METHOD}: {made.reason}"
+            self.rejected[why] += 1
+            return why
+        return made
+
+    def _ask(self, task_id: str, g: Guide) -> str:
+        if self._examples is None:
+            self._examples = examples(self.model, self.runner)
+        seed = rng_for(self.seed, self.model.spec.id, task_id, "llm-sample").randrange(2**31)
+        text = prompt(self.model, g, self._examples)
+        return ask(self.backend, text, seed, self.max_tokens)
+
+    def _candidate(self, task_id: str, knobs: Knobs) -> Candidate | Rejected:
+        model, runner = self.model, self.runner
+        g = guide(model, knobs, self.seed, task_id)
+        if g is None:
+            return Rejected("no listable collection")
+        try:
+            text = self._ask(task_id, g)
+        except Exception as exc:  # an unreachable endpoint: the caller falls back to templates
+            return Rejected(f"backend failed ({type(exc).__name__})", str(exc)[:200])
+        draft = parse_reply(text)
+        if isinstance(draft, str):
+            return Rejected(draft, text[:200])
+        checked = check(draft.source)
+        if not checked.ok:
+            return Rejected(checked.reason, checked.detail)
+        leak = render_text.leaks(draft.request, [], [t.name for t in model.spec.tools])
+        if leak:
+            return Rejected("request names a tool", leak)
+        ex = self.executor.run(draft.source, task_id, knobs.max_calls)
+        if isinstance(ex, Rejected):
+            return ex
+        logger.debug("%s ran in %.2f s under %s", task_id, ex.seconds, ex.isolation)
+        if not self._wrote(draft.source, ex):
+            return Rejected("its writes matched nothing")
+        if len(ex.calls) < knobs.min_calls:
+            return Rejected("too short for long horizon", f"{len(ex.calls)} calls")
+        derived = derive(ex.answer, draft.request, runner.base, ex.final, ex.probe or ex.final)
+        if isinstance(derived, str):
+            return Rejected(derived)
+        return self._package(task_id, draft, ex, derived, checked.control_flow)
+
+    def _wrote(self, source: str, ex: Execution) -> bool:
+        """False when the source names a write tool but the run called none (a conditional
+        write whose condition held for no record: a degenerate task)."""
+        writers = {n for n, t in self.model.tools.items() if t.writes}
+        named = {
+            node.value
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        }
+        return not (writers & named) or any(c["name"] in writers for c in ex.calls)
+
+    def _package(
+        self, task_id: str, draft: Draft, ex: Execution, derived: Derived, flow: list[str]
+    ) -> Candidate:
+        """The candidate with the runs acceptance needs (probe replay, first call alone)."""
+        diff, family = _metadata(self.model, ex, flow, derived.answer_type)
+        first = self.runner.run(ex.calls, task_id, stop=1)
+        task = TaskSpec(
+            id=task_id,
+            instruction=draft.request,
+            kind="program",
+            reference_answer=derived.reference,
+            verifier={"type": "script", "source": derived.source},
+            gold={"type": "tool_chain", "calls": ex.calls, "program": draft.source},
+            difficulty=diff,
+            provenance=provenance(METHOD, self.seed, True),
+        )
+        cases = [
+            Case("gold", ex.final, derived.reference),
+            Case("gold_probe", ex.probe or ex.final, derived.reference),
+            Case("empty", self.runner.base.fork(), ""),
+            Case("first_call", first.db, dumps(first.outputs[0]) if first.outputs else ""),
+        ]
+        return Candidate(task, family, cases)
+
+
+def program_candidate(
+    backend: Any,
+    model: EnvModel,
+    runner: Runner,
+    task_id: str,
+    knobs: Knobs,
+    seed: int,
+    limits: ExecLimits | None = None,
+) -> Candidate | str:
+    """One draw of :class:`ProgramWriter` (a writer kept per environment caches more)."""
+    return ProgramWriter(model, runner, backend, seed, limits).candidate(task_id, knobs)
