@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentworld_gym.database import Database
+from agentworld_gym.env import dumps
 from agentworld_gym.spec import TaskSpec
+from agentworld_gym.synthesis.tasks.model import EnvModel
+from agentworld_gym.synthesis.tasks.runner import Runner
 
 SYNTHESIZER = "synth-tasks"
 
@@ -45,6 +48,60 @@ class Candidate:
             (self.task.gold or {}).get("calls", []), option=orjson.OPT_SORT_KEYS
         ).decode()
         return " ".join(self.task.instruction.split()).casefold(), calls
+
+
+class TaskBuilder:
+    """What both builders (graph walks, programs) hold: the environment's model and runner,
+    the root seed, an optional LLM, and the tool names a request must not spell out."""
+
+    def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
+        self.model = model
+        self.runner = runner
+        self.seed = seed
+        self.llm = llm
+        self.tool_names = [t.name for t in model.spec.tools]
+
+    def task(
+        self,
+        task_id: str,
+        instruction: str,
+        answer: str,
+        verifier: dict[str, Any],
+        calls: list[dict[str, Any]],
+        diff: dict[str, Any],
+        method: str,
+    ) -> TaskSpec:
+        """The task spec of a candidate: a rubric makes a graph task, a script a program."""
+        return TaskSpec(
+            id=task_id,
+            instruction=instruction,
+            kind="program" if verifier.get("type") == "script" else "graph",
+            reference_answer=answer,
+            verifier=verifier,
+            gold={"type": "tool_chain", "calls": calls},
+            difficulty=diff,
+            provenance=provenance(method, self.seed, self.llm is not None),
+        )
+
+
+def acceptance_cases(
+    runner: Runner,
+    calls: list[dict[str, Any]],
+    task_id: str,
+    gold: Database,
+    probe: Database,
+    answer: str,
+) -> list[Case]:
+    """The four runs acceptance judges: the gold answer on the gold state and on the probe
+    replay's state, the empty answer on the initial state, and the first call's output as the
+    answer after only the first call."""
+    first = runner.run(calls, task_id, stop=1)
+    return [
+        Case("gold", gold, answer),
+        Case("gold_probe", probe, answer),
+        Case("empty", runner.base.fork(), ""),
+        Case("first_call", first.db, dumps(first.outputs[0]) if first.outputs else ""),
+    ]
 
 
 def difficulty(

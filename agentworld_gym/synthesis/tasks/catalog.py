@@ -40,8 +40,13 @@ class EnvResult:
     env_id: str
     folder: str
     tasks: list[dict[str, Any]]
+    """This synthesizer's new tasks."""
     report: EnvReport
     error: str = ""
+    kept: list[str] = field(default_factory=list)
+    """Kinds of the other authors' tasks that stay."""
+    dropped: list[str] = field(default_factory=list)
+    """Ids of other synthesizers' tasks that failed acceptance (removed on ``--write``)."""
 
 
 @dataclass
@@ -55,27 +60,40 @@ class CatalogReport:
     def totals(self) -> dict[str, Any]:
         kept = Counter()
         tried = Counter()
+        judged = Counter()
         rejected: Counter[str] = Counter()
+        dropped: Counter[str] = Counter()
         kinds = Counter()
+        others = Counter()
         for e in self.envs:
             kept.update(e.report.kept)
             tried.update(e.report.tried)
+            judged.update(e.report.judged)
             rejected.update(e.report.rejected)
-            for t in e.tasks:
-                kinds[t["kind"]] += 1
-        n_kept, n_tried = sum(kept.values()), sum(tried.values())
+            dropped.update(e.report.dropped)
+            kinds.update(t["kind"] for t in e.tasks)
+            others.update(e.kept)
+        n_kept, n_judged = sum(kept.values()), sum(judged.values())
         long = [t for e in self.envs for t in e.tasks if t["difficulty"].get("long_horizon")]
         long_calls = [len(t["gold"]["calls"]) for t in long]
+        per_env = sorted(len(e.tasks) + len(e.kept) for e in self.envs)
         return {
             "envs": len(self.envs),
             "failed_envs": sum(1 for e in self.envs if e.error),
-            "envs_under_10": sum(1 for e in self.envs if len(e.tasks) < 10),
+            "envs_under_10": sum(1 for n in per_env if n < 10),
+            "tasks_per_env": {
+                "min": per_env[0] if per_env else 0,
+                "median": per_env[len(per_env) // 2] if per_env else 0,
+            },
             "tasks": n_kept,
             "by_kind": dict(kinds),
-            "candidates": n_tried,
-            "acceptance": round(n_kept / n_tried, 3) if n_tried else 0.0,
+            "other_tasks_kept": dict(others),
+            "other_tasks_dropped": dict(dropped.most_common()),
+            "draws": sum(tried.values()),
+            "candidates": n_judged,
+            "acceptance": round(n_kept / n_judged, 3) if n_judged else 0.0,
             "acceptance_by_kind": {
-                k: round(kept[k] / tried[k], 3) for k in sorted(tried) if tried[k]
+                k: round(kept[k] / judged[k], 3) for k in sorted(judged) if judged[k]
             },
             "long_horizon": {
                 "tasks": len(long),
@@ -117,9 +135,15 @@ def _work(job: tuple[str, dict[str, Any], Any]) -> EnvResult:
         from agentworld_gym.llm import make_backend
 
         llm = make_backend(llm_config)
-    cands, report = EnvSynthesizer(spec, config, llm).run(existing_signatures(spec.tasks))
-    tasks = split_and_name(spec.id, cands, config.test_share, config.seed, others(spec.tasks))
-    return EnvResult(spec.id, folder, [dataclasses.asdict(t) for t in tasks], report)
+    synth = EnvSynthesizer(spec, config, llm)
+    dropped = synth.audit(spec.tasks) if config.prune_existing else {}
+    existing = [t for t in spec.tasks if t.id not in dropped]
+    cands, report = synth.run(existing_signatures(existing))
+    report.dropped.update(dropped.values())
+    tasks = split_and_name(spec.id, cands, config.test_share, config.seed, others(existing))
+    kept = [t.kind for t in existing if (t.provenance or {}).get("synthesizer") != SYNTHESIZER]
+    rows = [dataclasses.asdict(t) for t in tasks]
+    return EnvResult(spec.id, folder, rows, report, kept=kept, dropped=sorted(dropped))
 
 
 def _safe_work(job: tuple[str, dict[str, Any], Any]) -> EnvResult:
@@ -154,7 +178,7 @@ def synthesize_catalog(
         for i, res in enumerate(results):
             report.envs.append(res)
             if write and not res.error:
-                write_tasks(Path(res.folder), res.tasks)
+                write_tasks(Path(res.folder), res.tasks, set(res.dropped))
                 report.written += 1
             if progress is not None:
                 progress(res, i + 1, len(jobs))
@@ -169,11 +193,18 @@ def synthesize_catalog(
     return report
 
 
-def write_tasks(folder: Path, new: list[dict[str, Any]]) -> Path:
-    """Replace this synthesizer's tasks in ``folder/tasks.json``, keeping everyone else's."""
+def write_tasks(
+    folder: Path, new: list[dict[str, Any]], drop: set[str] | frozenset[str] = frozenset()
+) -> Path:
+    """Replace this synthesizer's tasks in ``folder/tasks.json``, keeping everyone else's
+    except those in ``drop`` (other synthesizers' tasks that failed acceptance)."""
     path = folder / "tasks.json"
     old = orjson.loads(path.read_bytes()) if path.is_file() else []
-    keep = [t for t in old if (t.get("provenance") or {}).get("synthesizer") != SYNTHESIZER]
+    keep = [
+        t
+        for t in old
+        if (t.get("provenance") or {}).get("synthesizer") != SYNTHESIZER and t["id"] not in drop
+    ]
     rows = [orjson.dumps(t) for t in keep + new]
     path.write_bytes(b"[\n" + b",\n".join(rows) + b"\n]\n" if rows else b"[]\n")
     return path

@@ -19,13 +19,12 @@ import random
 from typing import Any
 
 from agentworld_gym.env import dumps
-from agentworld_gym.spec import TaskSpec
 from agentworld_gym.synthesis.tasks import render
 from agentworld_gym.synthesis.tasks.candidate import (
     Candidate,
-    Case,
+    TaskBuilder,
+    acceptance_cases,
     difficulty,
-    provenance,
     ref_depth,
 )
 from agentworld_gym.synthesis.tasks.describe import Describer, Fact
@@ -49,15 +48,11 @@ MAX_FACTS = 4
 _BORING = frozenset({"object", "kind", "resource_type", "__typename"})
 
 
-class GraphTaskBuilder:
+class GraphTaskBuilder(TaskBuilder):
     """Turns walks of one environment into graph-task candidates."""
 
     def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
-        self.model = model
-        self.runner = runner
-        self.seed = seed
-        self.llm = llm
-        self.tool_names = [t.name for t in model.spec.tools]
+        super().__init__(model, runner, seed, llm)
         self.describer = Describer(model)
 
     def build(
@@ -120,31 +115,18 @@ class GraphTaskBuilder:
         answer = answer or "Done."
         writes = sum(1 for s in steps if s.tool.writes)
         edges = [EDGE_NAMES[s.edge] for s in steps[1:]]
-        task = TaskSpec(
-            id=task_id,
-            instruction=instruction,
-            kind="graph",
-            reference_answer=answer,
-            verifier={"type": "rubric", "criteria": criteria},
-            gold={"type": "tool_chain", "calls": calls},
-            difficulty=difficulty(
-                calls,
-                writes,
-                ref_depth(calls),
-                [],
-                _answer_type(facts),
-                pattern="walk",
-                edges=[edges.count(k) for k in ("strong", "weak", "independent")],
-            ),
-            provenance=provenance("graph-walk", self.seed, self.llm is not None),
+        diff = difficulty(
+            calls,
+            writes,
+            ref_depth(calls),
+            [],
+            _answer_type(facts),
+            pattern="walk",
+            edges=[edges.count(k) for k in ("strong", "weak", "independent")],
         )
-        first = self.runner.run(calls, task_id, stop=1)
-        cases = [
-            Case("gold", r1.db, answer),
-            Case("gold_probe", r2.db, answer),
-            Case("empty", self.runner.base.fork(), ""),
-            Case("first_call", first.db, dumps(first.outputs[0]) if first.outputs else ""),
-        ]
+        verifier = {"type": "rubric", "criteria": criteria}
+        task = self.task(task_id, instruction, answer, verifier, calls, diff, "graph-walk")
+        cases = acceptance_cases(self.runner, calls, task_id, r1.db, r2.db, answer)
         anchor = next(
             (
                 str(s.value)

@@ -193,8 +193,9 @@ def profile(records: list[dict[str, Any]], pk: str, references: dict[str, str]) 
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):
             if distinct >= 3 and not looks_like_id(k):
                 prof.numeric.append(k)
+        flags = distinct <= 5 and all(isinstance(v, int) for v in vs)  # 0/1, small codes
         if 2 <= distinct <= max(2, n // 2) and all(
-            isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40) for v in vs
+            isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40) or flags for v in vs
         ):
             firsts = {repr(v): v for v in vs}
             prof.categorical[k] = [firsts[r] for r, _ in counts.most_common()]
@@ -324,6 +325,17 @@ def _python_tool(tool: Any, env: EnvSpec, nouns: dict[str, str]) -> ToolModel:
     return ToolModel(tool.name, tool.kind != "read", op, coll, params)
 
 
+def _noun(name: str, glued: dict[str, list[str]]) -> str:
+    """A collection's noun; one named after a tool (``getpermissions`` from
+    ``GetPermission``) is split into that tool's words, so a request naming the collection
+    does not spell out the tool's name."""
+    key = "".join(words(name))
+    w = glued.get(key) or glued.get(singular(key))
+    if w and len(w) > 1:
+        return " ".join([*w[:-1], singular(w[-1])])
+    return humanize(singular(name))
+
+
 def build_model(spec: EnvSpec) -> EnvModel:
     """The :class:`EnvModel` of ``spec`` (records read from its database)."""
     nouns = _noun_index(spec)
@@ -334,6 +346,7 @@ def build_model(spec: EnvSpec) -> EnvModel:
         else:
             tools[t.name] = _python_tool(t, spec, nouns)
     db = spec.database
+    glued = {"".join(words(t.name)): words(t.name) for t in spec.tools}
     collections: dict[str, CollectionModel] = {}
     for name, meta in db.collections.items():
         refs = dict(spec.collections.get(name, {}).get("references", {}))
@@ -343,7 +356,7 @@ def build_model(spec: EnvSpec) -> EnvModel:
                     if p.role == SCOPE and p.ref and p.field and "." not in p.field:
                         refs.setdefault(p.field, p.ref)
         records = list(db.scan(name))
-        noun = humanize(singular(name))
+        noun = _noun(name, glued)
         collections[name] = CollectionModel(
             name, meta.primary_key, noun, records, profile(records, meta.primary_key, refs), refs
         )

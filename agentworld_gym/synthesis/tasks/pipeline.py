@@ -21,13 +21,13 @@ from typing import Any
 
 from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.synthesis.tasks.accept import judge, verdict
-from agentworld_gym.synthesis.tasks.candidate import SYNTHESIZER, Candidate
+from agentworld_gym.synthesis.tasks.candidate import SYNTHESIZER, Candidate, acceptance_cases
 from agentworld_gym.synthesis.tasks.graph import ToolGraph
 from agentworld_gym.synthesis.tasks.graph_tasks import GraphTaskBuilder
 from agentworld_gym.synthesis.tasks.model import build_model
 from agentworld_gym.synthesis.tasks.program_tasks import ProgramTaskBuilder
 from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.templates import Knobs
+from agentworld_gym.synthesis.tasks.shapes import Knobs
 from agentworld_gym.synthesis.tasks.values import rng_for
 from agentworld_gym.synthesis.tasks.walk import WalkConfig, Walker
 
@@ -70,6 +70,12 @@ class TaskSynthConfig:
     focus_tools: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     """Program templates to restrict to (empty: all)."""
+    min_tasks: int = 10
+    """Keep drawing (up to ``EXTRA_ROUNDS`` more rounds) while fewer tasks than this are kept."""
+    prune_existing: bool = True
+    """Judge the machine-made tasks of other synthesizers (environment synthesis's seed
+    tasks) by the same acceptance rules and drop those that fail: a one-call lookup that
+    the first call alone answers is trivial. Hand-written tasks are never touched."""
 
 
 @dataclass
@@ -80,9 +86,14 @@ class EnvReport:
     wanted: dict[str, int] = field(default_factory=dict)
     kept: dict[str, int] = field(default_factory=dict)
     tried: dict[str, int] = field(default_factory=dict)
+    """Draws per kind (including those no template or walk could instantiate)."""
+    judged: Counter[str] = field(default_factory=Counter)
+    """Candidates built and judged per kind (kept or rejected by acceptance)."""
     rejected: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
     graph_edges: dict[str, int] = field(default_factory=dict)
+    dropped: Counter[str] = field(default_factory=Counter)
+    """Other synthesizers' tasks dropped (see ``TaskSynthConfig.prune_existing``), by reason."""
 
     @property
     def n_kept(self) -> int:
@@ -94,9 +105,11 @@ class EnvReport:
             "wanted": self.wanted,
             "kept": self.kept,
             "tried": self.tried,
+            "judged": dict(self.judged),
             "rejected": dict(self.rejected.most_common()),
             "seconds": round(self.seconds, 3),
             "graph_edges": self.graph_edges,
+            "dropped_existing": dict(self.dropped.most_common()),
         }
 
 
@@ -127,6 +140,8 @@ class EnvSynthesizer:
         self.walker = Walker(self.model, self.graph, self.runner)
         self.graphs = GraphTaskBuilder(self.model, self.runner, config.seed, llm)
         self.programs = ProgramTaskBuilder(self.model, self.runner, config.seed, llm)
+        self.late = False
+        """Past ``REALLOCATE_AFTER`` rounds: quotas move, plain programs are taken as drawn."""
         self._probe()
 
     def _probe(self) -> None:
@@ -137,6 +152,31 @@ class EnvSynthesizer:
         for name, tool in self.model.tools.items():
             if not tool.declarative and not tool.writes:
                 self.walker.walk(rng, f"{self.spec.id}-probe", 1, focus=(name,))
+
+    def audit(self, tasks: list[TaskSpec]) -> dict[str, str]:
+        """Why each machine-made task of another synthesizer fails acceptance (by id; tasks
+        that pass, and hand-written ones, are absent)."""
+        out: dict[str, str] = {}
+        cands = []
+        for t in tasks:
+            made_by = (t.provenance or {}).get("synthesizer")
+            calls = (t.gold or {}).get("calls") or []
+            if not made_by or made_by == SYNTHESIZER or not calls:
+                continue
+            gold = self.runner.run(calls, t.id)
+            probe = self.runner.run(calls, t.id + "-probe", probe=True)
+            if not (gold.ok and probe.ok):
+                out[t.id] = "gold replay failed"
+                continue
+            answer = t.reference_answer or str((t.gold or {}).get("answer", ""))
+            cases = acceptance_cases(self.runner, calls, t.id, gold.db, probe.db, answer)
+            cands.append(Candidate(t, "", cases))
+        judge(cands, self.runner.base)
+        for c in cands:
+            why = verdict(c)
+            if why is not None:
+                out[c.task.id] = why
+        return out
 
     def candidate(self, kind: str, k: int) -> Candidate | str:
         cfg = self.config
@@ -167,55 +207,32 @@ class EnvSynthesizer:
             long=long,
             min_calls=min(cfg.long_min_calls, max_calls) if long else 1,
             distractors=cfg.distractors,
+            given=not cfg.hide_ids,
+            rich=not self.late,
         )
-        patterns = cfg.patterns
-        if cfg.hide_ids:
-            patterns = tuple(p for p in patterns or _template_names() if not p.startswith("batch"))
-        return self.programs.build(rng, task_id, knobs, tuple(sorted(patterns)))
+        return self.programs.build(rng, task_id, knobs, tuple(sorted(cfg.patterns)))
 
     def run(self, avoid: set[tuple[str, str]] = frozenset()) -> tuple[list[Candidate], EnvReport]:
         """Kept candidates (unsplit) and the report."""
         start = time.perf_counter()
-        plan = _plan(self.config)
+        cfg = self.config
+        plan = _plan(cfg)
         report = EnvReport(self.spec.id, wanted=dict(plan), graph_edges=self.graph.summary())
         kept: dict[str, list[Candidate]] = {k: [] for k in KINDS}
-        seen_text: set[str] = {a for a, _ in avoid}
-        seen_calls: set[str] = {b for _, b in avoid}
-        tried = Counter()
-        for round_ in range(self.config.attempts):
-            if round_ == REALLOCATE_AFTER:
-                _reallocate(plan, kept)
-            batch: list[tuple[str, Candidate]] = []
-            for kind in KINDS:
-                need = plan[kind] - len(kept[kind])
-                extra = need if kind.startswith("program") else 1
-                for _ in range(need + extra if need > 0 else 0):
-                    made = self.candidate(kind, tried[kind])
-                    tried[kind] += 1
-                    if isinstance(made, str):
-                        report.rejected[made] += 1
-                    else:
-                        batch.append((kind, made))
-            if not batch:
-                if all(len(kept[k]) >= plan[k] for k in KINDS):
-                    break
-                continue
-            judge([c for _, c in batch], self.runner.base)
-            for kind, c in batch:
-                why = verdict(c)
-                text, calls = c.signature
-                if why is None and (text in seen_text or calls in seen_calls):
-                    why = "duplicate"
-                if why is None and len(kept[kind]) >= plan[kind]:
-                    why = "surplus"
-                if why is not None:
-                    report.rejected[why] += 1
-                    continue
-                seen_text.add(text)
-                seen_calls.add(calls)
-                if kind.endswith("_long"):
-                    c.task.difficulty["long_horizon"] = True
-                kept[kind].append(c)
+        seen = ({a for a, _ in avoid}, {b for _, b in avoid})
+        tried: Counter[str] = Counter()
+        idle: Counter[str] = Counter()
+        floor = min(cfg.min_tasks, cfg.n)
+        for round_ in range(cfg.attempts + EXTRA_ROUNDS):
+            if round_ >= cfg.attempts and sum(map(len, kept.values())) >= floor:
+                break
+            self.late = round_ >= REALLOCATE_AFTER
+            if self.late:
+                _reallocate(plan, kept, idle)
+            short = {k for k in KINDS if len(kept[k]) < plan[k]}
+            gained = self._round(plan, kept, seen, tried, report)
+            for k in KINDS:
+                idle[k] = idle[k] + 1 if k in short and not gained[k] else 0
             if all(len(kept[k]) >= plan[k] for k in KINDS):
                 break
         report.kept = {k: len(v) for k, v in kept.items()}
@@ -224,19 +241,72 @@ class EnvSynthesizer:
         report.seconds = time.perf_counter() - start
         return [c for k in KINDS for c in kept[k]], report
 
+    def _round(
+        self,
+        plan: dict[str, int],
+        kept: dict[str, list[Candidate]],
+        seen: tuple[set[str], set[str]],
+        tried: Counter[str],
+        report: EnvReport,
+    ) -> Counter[str]:
+        """One round: candidates for what is still missing, judged together; kept per kind."""
+        batch: list[tuple[str, Candidate]] = []
+        for kind in KINDS:
+            need = plan[kind] - len(kept[kind])
+            extra = need if kind.startswith("program") else 1
+            for _ in range(need + extra if need > 0 else 0):
+                made = self.candidate(kind, tried[kind])
+                tried[kind] += 1
+                if isinstance(made, str):
+                    report.rejected[made] += 1
+                else:
+                    batch.append((kind, made))
+        gained: Counter[str] = Counter()
+        report.judged.update(kind for kind, _ in batch)
+        if batch:
+            judge([c for _, c in batch], self.runner.base)
+        for kind, c in batch:
+            why = verdict(c)
+            text, calls = c.signature
+            if why is None and (text in seen[0] or calls in seen[1]):
+                why = "duplicate"
+            if why is None and len(kept[kind]) >= plan[kind]:
+                why = "surplus"
+            if why is not None:
+                report.rejected[why] += 1
+                continue
+            seen[0].add(text)
+            seen[1].add(calls)
+            if kind.endswith("_long"):
+                c.task.difficulty["long_horizon"] = True
+            kept[kind].append(c)
+            gained[kind] += 1
+        return gained
+
 
 REALLOCATE_AFTER = 5
-FALLBACK = (("program_long", "program"), ("graph_long", "graph"), ("program", "graph"))
-"""Where a kind's unmet quota goes once its rounds are spent: long to ordinary, programs to
-graph walks (an environment without a listable, writable collection can only be walked)."""
+EXTRA_ROUNDS = 6
+"""Rounds beyond ``attempts`` while an environment has fewer than ``min_tasks``."""
+STALLED = 2
+"""Rounds in a row a kind gained nothing while short before its quota moves elsewhere."""
+FALLBACK = (("program_long", "program"), ("graph_long", "graph"))
+"""Where a long kind's unmet quota goes once its rounds are spent: to the ordinary kind."""
 
 
-def _reallocate(plan: dict[str, int], kept: dict[str, list[Candidate]]) -> None:
+def _reallocate(plan: dict[str, int], kept: dict[str, list[Candidate]], idle: Counter[str]) -> None:
+    """Move unmet quotas: long to ordinary, then from a stalled kind (programs or graph
+    walks) to the other while that one still makes progress (an environment whose tools only
+    write affords few walks; one without readable or creatable records few programs)."""
     for kind, fallback in FALLBACK:
         deficit = plan[kind] - len(kept[kind])
         if deficit > 0:
             plan[kind] -= deficit
             plan[fallback] += deficit
+    for kind, other in (("program", "graph"), ("graph", "program")):
+        deficit = plan[kind] - len(kept[kind])
+        if deficit > 0 and idle[kind] >= STALLED and idle[other] < STALLED:
+            plan[kind] -= deficit
+            plan[other] += deficit
 
 
 def split_and_name(
@@ -313,10 +383,17 @@ def synthesize_tasks(
 
 
 EVOLUTION_PATTERNS = {
-    "count": ("aggregate",),
-    "aggregate": ("aggregate", "group_max", "batch_read"),
-    "update": ("bulk_update", "branch_update", "batch_update", "extreme", "bulk_delete"),
-    "create": ("create_each",),
+    "count": ("aggregate", "children_agg"),
+    "aggregate": ("aggregate", "group_max", "children_agg", "batch_read"),
+    "update": (
+        "bulk_update",
+        "branch_update",
+        "batch_update",
+        "extreme",
+        "bulk_delete",
+        "lookup_branch",
+    ),
+    "create": ("create_each", "create_batch", "create_chain"),
 }
 """The evolution loop's task patterns -> the program templates that serve them."""
 

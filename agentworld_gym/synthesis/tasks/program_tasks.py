@@ -7,18 +7,23 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from agentworld_gym.env import dumps
-from agentworld_gym.spec import TaskSpec
 from agentworld_gym.synthesis.tasks import render
-from agentworld_gym.synthesis.tasks.candidate import Candidate, Case, difficulty, provenance
+from agentworld_gym.synthesis.tasks.candidate import (
+    Candidate,
+    TaskBuilder,
+    acceptance_cases,
+    difficulty,
+)
 from agentworld_gym.synthesis.tasks.llm_programs import Interpreter, answer_text, write_program
 from agentworld_gym.synthesis.tasks.model import EnvModel
-from agentworld_gym.synthesis.tasks.programs import Caller, ProgramError, capabilities
+from agentworld_gym.synthesis.tasks.programs import Caller, Program, ProgramError, capabilities
 from agentworld_gym.synthesis.tasks.runner import Runner
 from agentworld_gym.synthesis.tasks.scripts import script
-from agentworld_gym.synthesis.tasks.templates import Knobs, branch, bulk, create_each
-from agentworld_gym.synthesis.tasks.templates_agg import aggregate, extreme, group_max
-from agentworld_gym.synthesis.tasks.templates_batch import batch_read, batch_update
+from agentworld_gym.synthesis.tasks.shapes import Knobs
+from agentworld_gym.synthesis.tasks.templates import branch, bulk, create_each
+from agentworld_gym.synthesis.tasks.templates_agg import aggregate, children_agg, extreme, group_max
+from agentworld_gym.synthesis.tasks.templates_batch import batch_read, batch_update, batch_write
+from agentworld_gym.synthesis.tasks.templates_flow import create_batch, create_chain, lookup_branch
 
 TEMPLATES: dict[str, Callable[..., Any]] = {
     "bulk_update": lambda m, c, r, k: bulk(m, c, r, k, "update"),
@@ -28,8 +33,13 @@ TEMPLATES: dict[str, Callable[..., Any]] = {
     "extreme": extreme,
     "aggregate": aggregate,
     "group_max": group_max,
+    "children_agg": children_agg,
     "batch_read": batch_read,
     "batch_update": batch_update,
+    "batch_write": batch_write,
+    "lookup_branch": lookup_branch,
+    "create_batch": create_batch,
+    "create_chain": create_chain,
 }
 WEIGHTS = {
     "bulk_update": 3.0,
@@ -39,10 +49,18 @@ WEIGHTS = {
     "extreme": 1.5,
     "aggregate": 2.0,
     "group_max": 2.0,
+    "children_agg": 1.5,
     "batch_read": 1.5,
     "batch_update": 1.5,
+    "batch_write": 0.5,
+    "lookup_branch": 1.5,
+    "create_batch": 1.0,
+    "create_chain": 1.0,
 }
 MAX_MISSES = 4
+PLAIN = ("batch_write", "create_batch")
+"""Templates that may yield a plain loop of writes (APIs that can only write): such a draw
+is traded for one with more control flow when another template fits."""
 LLM_SHARE = 0.5
 """With an LLM configured, the share of program draws it writes (the rest: templates)."""
 PATTERNS = {
@@ -50,8 +68,12 @@ PATTERNS = {
     "bulk_delete": "update",
     "branch_update": "update",
     "batch_update": "update",
+    "batch_write": "update",
     "extreme": "update",
+    "lookup_branch": "update",
     "create_each": "create",
+    "create_batch": "create",
+    "create_chain": "create",
 }
 """The evolution loop's task patterns (``lookup``, ``count``, ``update``, ...) per template."""
 LONG = (
@@ -60,24 +82,26 @@ LONG = (
     "branch_update",
     "create_each",
     "group_max",
+    "children_agg",
     "batch_read",
     "batch_update",
+    "batch_write",
+    "create_batch",
+    "create_chain",
 )
 """Templates whose call count grows with the data (loops over records or parents)."""
 
 
-class ProgramTaskBuilder:
+class ProgramTaskBuilder(TaskBuilder):
     """Instantiates program templates against one environment."""
 
     def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
-        self.model = model
-        self.runner = runner
-        self.seed = seed
-        self.llm = llm
+        super().__init__(model, runner, seed, llm)
         self.caps = capabilities(model, runner)
-        self.tool_names = [t.name for t in model.spec.tools]
         self.misses: Counter[str] = Counter()
-        """Draws without an instance per template; after ``MAX_MISSES`` it is not tried."""
+        """Draws without an instance per template; past ``MAX_MISSES`` (plus two per draw
+        that had one) it is not tried again."""
+        self.hits: Counter[str] = Counter()
 
     def build(
         self, rng: random.Random, task_id: str, knobs: Knobs, patterns: tuple[str, ...] = ()
@@ -89,20 +113,20 @@ class ProgramTaskBuilder:
         names = [
             n
             for n in TEMPLATES
-            if self.misses[n] < MAX_MISSES
+            if self.misses[n] < MAX_MISSES + 2 * self.hits[n]
             and (not knobs.long or n in LONG)
             and (not patterns or n in patterns)
         ]
         if not names:
             return "no program template fits"
-        name = rng.choices(names, [WEIGHTS[n] for n in names])[0]
-        program = None
-        for _ in range(3):
-            program = TEMPLATES[name](self.model, self.caps, rng, knobs)
-            if program is not None:
-                break
+        name, program = self._instance(names, rng, knobs)
+        richer = [n for n in names if n not in PLAIN] if knobs.rich else []
+        if program is not None and set(program.control_flow) <= {"loop", "write"} and richer:
+            # a plain loop of writes only where nothing with more control flow fits
+            other, alt = self._instance(richer, rng, knobs)
+            if alt is not None:
+                name, program = other, alt
         if program is None:
-            self.misses[name] += 1
             return f"{name}: no instance"
         caller = Caller(self.runner, task_id, knobs.max_calls)
         try:
@@ -128,6 +152,19 @@ class ProgramTaskBuilder:
         return self._package(
             caller, request, answer, source, diff, program.template, program.family, knobs
         )
+
+    def _instance(
+        self, names: list[str], rng: random.Random, knobs: Knobs
+    ) -> tuple[str, Program | None]:
+        """A template drawn by weight and up to three tries at an instance of it."""
+        name = rng.choices(names, [WEIGHTS[n] for n in names])[0]
+        for _ in range(3):
+            program = TEMPLATES[name](self.model, self.caps, rng, knobs)
+            if program is not None:
+                self.hits[name] += 1
+                return name, program
+        self.misses[name] += 1
+        return name, None
 
     def _writes(self, calls: list[dict[str, Any]]) -> int:
         return sum(1 for c in calls if self.model.tools[c["name"]].writes)
@@ -178,21 +215,7 @@ class ProgramTaskBuilder:
         probe = self.runner.run(calls, task_id + "-probe", probe=True)
         if not probe.ok:
             return "probe replay failed"
-        first = self.runner.run(calls, task_id, stop=1)
-        task = TaskSpec(
-            id=task_id,
-            instruction=request,
-            kind="program",
-            reference_answer=answer,
-            verifier={"type": "script", "source": source},
-            gold={"type": "tool_chain", "calls": calls},
-            difficulty=diff,
-            provenance=provenance(method, self.seed, self.llm is not None),
-        )
-        cases = [
-            Case("gold", caller.ctx.db, answer),
-            Case("gold_probe", probe.db, answer),
-            Case("empty", self.runner.base.fork(), ""),
-            Case("first_call", first.db, dumps(first.outputs[0]) if first.outputs else ""),
-        ]
+        verifier = {"type": "script", "source": source}
+        task = self.task(task_id, request, answer, verifier, calls, diff, method)
+        cases = acceptance_cases(self.runner, calls, task_id, caller.ctx.db, probe.db, answer)
         return Candidate(task, family, cases)

@@ -72,13 +72,17 @@ class Caller:
         self.calls: list[dict[str, Any]] = []
         self.max_calls = max_calls
 
-    def __call__(self, tool: ToolModel, args: dict[str, Any]) -> Any:
+    def __call__(
+        self, tool: ToolModel, args: dict[str, Any], refs: dict[str, str] | None = None
+    ) -> Any:
+        """Run one call. ``refs`` maps arguments to ``$<step>.<path>`` references recorded in
+        the gold chain in place of the values (a key an earlier call generated)."""
         if len(self.calls) >= self.max_calls:
             raise ProgramError("too many calls")
         out = self.runner.call(self.ctx, tool.name, args)
         if not out.ok:
             raise ProgramError(out.error)
-        self.calls.append({"name": tool.name, "arguments": args})
+        self.calls.append({"name": tool.name, "arguments": {**args, **(refs or {})}})
         return out.output
 
     def list_all(self, tool: ToolModel, args: dict[str, Any]) -> list[dict[str, Any]]:
@@ -158,11 +162,17 @@ class Caps:
     ``(tool, [(arg, field, parent collection or None), ...])``."""
     updater: ToolModel | None = None
     writable: list[Writable] = field(default_factory=list)
+    """Fields the updater can set (unique ones left out: programs write one value to many)."""
     deleter: ToolModel | None = None
-    creator: ToolModel | None = None
-    create_fields: list[Writable] = field(default_factory=list)
-    create_scope: tuple[str, str, str] | None = None
-    """``(arg, field, parent collection)`` of a create tool scoped by a parent."""
+    getter: ToolModel | None = None
+    """A get tool addressed by the key (and the parent scopes a record carries)."""
+    maker: ToolModel | None = None
+    """A create tool whose every required argument is a body field or a parent scope."""
+    make_fields: list[Writable] = field(default_factory=list)
+    links: list[tuple[str, str, str]] = field(default_factory=list)
+    """``(arg, field, collection)``: arguments of ``maker`` taking another record's key."""
+    unique: set[str] = field(default_factory=set)
+    """Fields no two records may share (the key, the maker's unique fields)."""
 
 
 class Visibility:
@@ -206,24 +216,54 @@ def capabilities(model: EnvModel, runner: Runner) -> dict[str, Caps]:
                 p.role in (SCOPE, FILTER, MATCH) and p.field and "." not in p.field for p in req
             ):
                 caps.scoped.append((t, [(p.name, p.field, p.ref) for p in req]))
+        caps.unique = _unique(model, coll)
         for t in coll.tools.get("update", []):
-            ws = _writables(t, coll)
+            ws = [w for w in _writables(t, coll) if w.path not in caps.unique]
             if ws and _addressable(t) and caps.updater is None:
                 caps.updater, caps.writable = t, ws
         for t in coll.tools.get("delete", []):
             if _addressable(t) and caps.deleter is None:
                 caps.deleter = t
-        for t in coll.tools.get("create", []):
-            scopes = [p for p in t.required() if p.role == SCOPE and p.ref and p.field]
-            others = [p for p in t.required() if p.role not in (SCOPE, BODY, PAGE)]
-            ws = _writables(t, coll)
-            if len(scopes) == 1 and not others and ws and caps.creator is None:
-                req_body = [p for p in t.required() if p.role == BODY]
-                if all(any(w.param == p.name for w in ws) for p in req_body) and len(req_body) <= 1:
-                    caps.creator, caps.create_fields = t, ws
-                    caps.create_scope = (scopes[0].name, scopes[0].field, scopes[0].ref)
+        caps.getter = _getter(coll)
+        _maker(caps, model)
         out[name] = caps
     return out
+
+
+def _unique(model: EnvModel, coll: CollectionModel) -> set[str]:
+    """The key and the fields any tool of ``coll`` requires to be unique."""
+    names = {t.name for ts in coll.tools.values() for t in ts}
+    impls = [t.implementation for t in model.spec.tools if t.name in names]
+    return {coll.pk, *(f for impl in impls for f in impl.get("unique", []))}
+
+
+def _getter(coll: CollectionModel) -> ToolModel | None:
+    for t in coll.tools.get("get", []):
+        req = [p for p in t.required() if p.role != PAGE]
+        if t.record is not None and _addressable(t) and all(p.role != BODY for p in req):
+            if all(p.field and "." not in p.field for p in req if p.role == SCOPE):
+                return t
+    return None
+
+
+def _maker(caps: Caps, model: EnvModel) -> None:
+    """The create tool of ``caps.coll`` that programs can call with values they choose."""
+    coll = caps.coll
+    for t in coll.tools.get("create", []):
+        req = t.required()
+        if not all(p.role in (BODY, SCOPE) and p.field for p in req):
+            continue
+        links = [
+            (p.name, p.field, p.ref)
+            for p in t.params.values()
+            if p.ref
+            and p.ref != coll.name
+            and p.ref in model.collections
+            and p.field
+            and "." not in p.field
+        ]
+        caps.maker, caps.make_fields, caps.links = t, _writables(t, coll), links
+        return
 
 
 def _addressable(tool: ToolModel) -> bool:
@@ -237,6 +277,8 @@ def _writables(tool: ToolModel, coll: CollectionModel) -> list[Writable]:
     out: list[Writable] = []
     for p in tool.params.values():
         if p.role != BODY or not p.field or p.field == coll.pk or p.field in coll.references:
+            continue
+        if "." in p.field:  # a key with a dot in its name reads as a path: ambiguous
             continue
         if simple(p.schema) and schema_type(p.schema) in ("string", "boolean", "integer"):
             if schema_type(p.schema) == "string" and p.schema.get("format"):
@@ -263,3 +305,19 @@ def address(tool: ToolModel, coll: CollectionModel, record: dict[str, Any]) -> d
                 raise ProgramError(f"record has no {p.field}")
             args[p.name] = typed(value, p.schema)
     return args
+
+
+def setting(
+    tool: ToolModel, coll: CollectionModel, record: dict[str, Any], w: Writable, value: Any
+) -> dict[str, Any]:
+    """The arguments of an update setting ``w`` to ``value`` on ``record``: its address, the
+    record's current values for the other body arguments the tool requires (a PUT resends
+    them), and the new value."""
+    args = address(tool, coll, record)
+    for p in tool.required():
+        if p.role == BODY and p.name != w.param and p.name not in args:
+            current = get_path(record, p.field or p.name)
+            if current is MISSING or current is None:
+                raise ProgramError(f"record has no {p.field}")
+            args[p.name] = typed(current, p.schema)
+    return {**args, **w.args(value)}

@@ -67,6 +67,8 @@ def quote(value: Any) -> str:
         return f'"{value}"'
     if isinstance(value, dict):
         return ", ".join(f"{k} {quote(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "[" + ", ".join(quote(v) for v in value) + "]"
     return str(value)
 
 

@@ -1,4 +1,5 @@
-"""Program templates that aggregate: ``extreme``, ``aggregate``, ``group_max``.
+"""Program templates that aggregate: ``extreme``, ``aggregate``, ``group_max``,
+``children_agg``.
 
 See :mod:`.templates` for the table of every template and the shared helpers.
 """
@@ -9,65 +10,70 @@ import random
 from typing import Any
 
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
-from agentworld_gym.synthesis.tasks.programs import Caller, Caps, Program, address, hit, value_at
+from agentworld_gym.synthesis.tasks.programs import Caller, Caps, Program, hit, setting, value_at
 from agentworld_gym.synthesis.tasks.render import plural, quote
-from agentworld_gym.synthesis.tasks.templates import (
+from agentworld_gym.synthesis.tasks.shapes import (
+    AGG,
     OP_WORDS,
-    REQUESTS,
     Knobs,
-    _cond_text,
-    _conditions,
-    _join,
-    _listing,
-    _value_for,
+    choose_listed,
+    cond_text,
+    conditions,
+    field_name,
+    fmt,
+    join_parent,
+    listed,
+    number,
+    render,
+    strip_id,
+    value_for,
+    with_text,
 )
 from agentworld_gym.synthesis.tasks.values import MISSING, typed
 
-AGG = {"sum": sum, "avg": lambda v: sum(v) / len(v), "max": max, "min": min}
-
-
-def _number(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool)
-
-
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
+REQUESTS = {
+    "extreme": "Find the {{ noun }}{{ scope }} with the {{ dir }} {{ num }}, set its {{ field }} "
+    "to {{ value }}, and tell me its {{ label }}.",
+    "aggregate": "What is the {{ op }} {{ num }} of the {{ nouns }}{{ scope }}{{ cond }}?",
+    "count": "How many {{ nouns }}{{ scope }}{{ cond }} are there?",
+    "group_max": "Which {{ pnoun }}{{ pcond }} has the most {{ nouns }}? Tell me its {{ label }} "
+    "and how many {{ nouns }} it has.",
+    "children_agg": "Look at the {{ nouns }} of the {{ pnouns }} {{ keys }}. {{ ask }}",
+}
 
 
 def extreme(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
 ) -> Program | None:
-    pool = [
-        c
-        for c in all_caps.values()
-        if c.updater and c.coll.profile.numeric and c.coll.profile.labels and (c.lister or c.scoped)
-    ]
-    if not pool:
+    found = choose_listed(
+        model,
+        all_caps,
+        rng,
+        lambda c: c.updater and c.coll.profile.numeric and c.coll.profile.labels,
+    )
+    if found is None:
         return None
-    caps = rng.choice(pool)
+    caps, source = found
     coll = caps.coll
-    listing = _listing(model, caps, rng)
-    if listing is None:
-        return None
-    hidden = listing.tool.hidden
+    hidden = source.tool.hidden
     nf = rng.choice(coll.profile.numeric)
     lf = coll.profile.labels[0]
     w = rng.choice(caps.writable)
     if nf in hidden or lf in hidden or w.path in (nf, lf):
         return None
-    rows = [r for r in listing.rows if _number(r.get(nf))]
+    rows = [r for r in source.rows if number(r.get(nf))]
     top = rng.random() < 0.5
     ranked = sorted(rows, key=lambda r: r[nf], reverse=top)
     if len(ranked) < 3 or ranked[0][nf] == ranked[1][nf]:
         return None
     best = ranked[0]
-    value = _value_for(w, caps, [best], rng)
+    value = value_for(w, caps, [best], rng)
     if value is MISSING or str(best.get(lf)) in str(value):
         return None
     params = {
         "c": coll.name,
         "k": coll.pk,
-        "w": listing.where,
+        "w": source.where,
         "nf": nf,
         "max": top,
         "g": w.path,
@@ -76,18 +82,18 @@ def extreme(
     }
 
     def run(caller: Caller) -> str:
-        found = [r for r in caller.list_all(listing.tool, listing.args) if _number(r.get(nf))]
+        found = [r for r in caller.list_all(source.tool, source.args) if number(r.get(nf))]
         pick = sorted(found, key=lambda r: r[nf], reverse=top)[0]
-        caller(caps.updater, {**address(caps.updater, coll, pick), **w.args(value)})
+        caller(caps.updater, setting(caps.updater, coll, pick, w, value))
         return f"It is {pick.get(lf)}."
 
-    request = REQUESTS["extreme"].render(
+    request = render(
+        REQUESTS["extreme"],
         noun=coll.noun,
-        scope=listing.phrase,
-        cond="",
+        scope=source.phrase,
         dir="highest" if top else "lowest",
         num=humanize(nf),
-        field=humanize(w.path.split(".")[-1]),
+        field=field_name(w.path),
         value=quote(value),
         label=humanize(lf),
     )
@@ -108,69 +114,49 @@ def aggregate(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
 ) -> Program | None:
     """A total, average, extreme or count over the records matching conditions."""
-    pool = [
-        c
-        for c in all_caps.values()
-        if (c.coll.profile.numeric or c.coll.profile.categorical) and (c.lister or c.scoped)
-    ]
-    if not pool:
+    found = choose_listed(
+        model, all_caps, rng, lambda c: c.coll.profile.numeric or c.coll.profile.categorical
+    )
+    if found is None:
         return None
-    caps = rng.choice(pool)
+    caps, source = found
     coll = caps.coll
-    listing = _listing(model, caps, rng)
-    if listing is None:
-        return None
     count = not coll.profile.numeric or rng.random() < 0.35
     nf = "" if count else rng.choice(coll.profile.numeric)
-    if nf in listing.tool.hidden:
+    if nf in source.tool.hidden:
         return None
-    join = _join(model, all_caps, caps, rng) if rng.random() < 0.5 else None
-    rows = listing.rows
+    join = join_parent(all_caps, caps, rng) if rng.random() < 0.5 else None
+    rows = source.rows
     if join is not None:
-        rows = [r for r in rows if str(r.get(join[0])) in join[3]]
+        rows = [r for r in rows if str(r.get(join.field)) in join.keys]
     where: list[list[Any]] = []
     if count or rng.random() < 0.6:
-        options = _conditions(caps, rows, {nf}, rng, Knobs(2, len(rows)), listing.tool.hidden)
+        options = conditions(caps, rows, {nf}, rng, Knobs(2, len(rows)), source.tool.hidden)
         if options:
             where, rows = rng.choice(options)
         elif count:
             return None
-    values = rows if count else [r[nf] for r in rows if _number(r.get(nf))]
-    if len(values) < 2:
-        return None
     op = "count" if count else rng.choice(["sum", "avg", "max", "min"] if join else ["sum", "avg"])
-    truth = len(values) if count else AGG[op](values)
-    if abs(truth) >= 1e12:
+    truth = tally(rows, op, nf)
+    if truth is None:
         return None
-    params = {"c": coll.name, "k": coll.pk, "w": listing.where + where, "nf": nf, "op": op}
+    params = {"c": coll.name, "k": coll.pk, "w": source.where + where, "nf": nf, "op": op}
     params["tol"] = 0.01
-    cond = _cond_text(where)
+    cond = cond_text(where)
     if join is not None:
-        fld, pcaps, pw, _ = join
-        params.update(pc=pcaps.coll.name, pk=pcaps.coll.pk, pw=pw, pf=fld)
-        cond += (" and" if cond else "") + f" that belong to a {pcaps.coll.noun}" + _cond_text(pw)
+        params.update(join.params(), pf=join.field)
+        cond = join.text(cond, "belong")
 
     def run(caller: Caller) -> str:
-        ok = None
-        if join is not None:
-            parents = caller.list_all(join[1].lister, {})
-            ok = {str(p.get(join[1].coll.pk)) for p in parents if hit(p, join[2])}
-        found = [
-            r
-            for r in caller.list_all(listing.tool, listing.args)
-            if hit(r, where) and (ok is None or str(value_at(r, join[0])) in ok)
-        ]
-        if count:
-            return f"There are {len(found)}."
-        x = AGG[op]([r[nf] for r in found if _number(r.get(nf))])
-        return f"The {OP_WORDS[op]} {humanize(nf)} is {_fmt(x)}."
+        return answer(listed(caller, source, where, join), op, nf)
 
     template = REQUESTS["count" if count else "aggregate"]
-    request = template.render(
+    request = render(
+        template,
         op=OP_WORDS.get(op, ""),
         num=humanize(nf),
         nouns=plural(coll.noun),
-        scope=listing.phrase,
+        scope=source.phrase,
         cond=cond,
     )
     flow = ["loop", "aggregate"] + (["filter"] if where else []) + (["join"] if join else [])
@@ -186,6 +172,23 @@ def aggregate(
         run,
         writes_expected=False,
     )
+
+
+def tally(rows: list[dict[str, Any]], op: str, nf: str) -> float | None:
+    """The ground truth of ``op`` over ``rows`` (``None`` when too few values or too big)."""
+    values = rows if op == "count" else [r[nf] for r in rows if number(r.get(nf))]
+    if len(values) < 2:
+        return None
+    truth = len(values) if op == "count" else AGG[op](values)
+    return None if abs(truth) >= 1e12 else truth
+
+
+def answer(rows: list[dict[str, Any]], op: str, nf: str) -> str:
+    """The program's report of ``op`` over the records it read."""
+    if op == "count":
+        return f"There are {len(rows)}."
+    x = AGG[op]([r[nf] for r in rows if number(r.get(nf))])
+    return f"The {OP_WORDS[op]} {humanize(nf)} is {fmt(x)}."
 
 
 def group_max(
@@ -217,7 +220,7 @@ def group_max(
     pw: list[list[Any]] = []
     parents = pcoll.records
     if rng.random() < 0.4:
-        opts = _conditions(pcaps, parents, set(), rng, Knobs(2, len(parents)), frozenset())
+        opts = conditions(pcaps, parents, set(), rng, Knobs(2, len(parents)), frozenset())
         if opts:
             pw, parents = rng.choice(opts)
     counts: dict[str, int] = {}
@@ -255,8 +258,12 @@ def group_max(
         n = tally.get(str(best.get(pcoll.pk)), 0)
         return f"{best.get(lf)} has the most, with {n}."
 
-    request = REQUESTS["group_max"].render(
-        pnoun=pcoll.noun, pcond=_cond_text(pw), nouns=plural(coll.noun), cond="", label=humanize(lf)
+    request = render(
+        REQUESTS["group_max"],
+        pnoun=pcoll.noun,
+        pcond=cond_text(pw),
+        nouns=plural(coll.noun),
+        label=humanize(lf),
     )
     flow = ["loop", "join", "aggregate"] + (["filter"] if pw else [])
     return Program(
@@ -268,6 +275,96 @@ def group_max(
         "mixed",
         f"p:group:{coll.name}:{fld}",
         3 if per_parent else 2,
+        run,
+        writes_expected=False,
+    )
+
+
+def children_agg(
+    model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
+) -> Program | None:
+    """For the parents the request names: list each one's children, filter, count or total."""
+    if not knobs.given:
+        return None
+    options = [
+        (c, tool, req[0])
+        for c in all_caps.values()
+        for tool, req in c.scoped
+        if len(req) == 1 and (c.coll.profile.numeric or c.coll.profile.categorical)
+    ]
+    if not options:
+        return None
+    caps, tool, (arg, fld, pref) = rng.choice(options)
+    coll = caps.coll
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in coll.records:
+        if isinstance(r.get(fld), str | int) and not isinstance(r.get(fld), bool):
+            groups.setdefault(str(r[fld]), []).append(r)
+    hi = min(knobs.max_calls - 1, 12 if knobs.long else 5)
+    n = min(len(groups), rng.randint(max(2, knobs.min_calls), max(2, knobs.min_calls, hi)))
+    if n < max(2, knobs.min_calls) or len(groups) < 2:
+        return None
+    keys = rng.sample(sorted(groups), n)
+    schema = tool.params[arg].schema
+    rows = [r for k in keys for r in groups[k]]
+    for k in keys:
+        args = {arg: typed(groups[k][0][fld], schema)}
+        if not caps.visibility.complete(tool, args, coll, groups[k]):
+            return None
+    numeric = [f for f in coll.profile.numeric if f not in tool.hidden]
+    count = not numeric or rng.random() < 0.4
+    nf = "" if count else rng.choice(numeric)
+    where: list[list[Any]] = []
+    options_w = conditions(caps, rows, {fld, nf}, rng, Knobs(1, len(rows)), tool.hidden)
+    if options_w and (count or rng.random() < 0.5):
+        where, rows = rng.choice(options_w)
+    elif count:
+        return None
+    op = "count" if count else rng.choice(["sum", "avg", "max", "min"])
+    if tally(rows, op, nf) is None and op != "count":
+        return None
+    params = {
+        "c": coll.name,
+        "k": coll.pk,
+        "w": where,
+        "nf": nf,
+        "op": op,
+        "tol": 0.01,
+        "pf": fld,
+        "pks": keys,
+    }
+
+    def run(caller: Caller) -> str:
+        found = []
+        for k in keys:
+            args = {arg: typed(groups[k][0][fld], schema)}
+            found += [r for r in caller.list_all(tool, args) if hit(r, where)]
+        return answer(found, op, nf)
+
+    parent = model.collections.get(pref or "")
+    pnoun = parent.noun if parent else strip_id(fld)
+    ask = (
+        f"How many of them have {with_text(where)}?"
+        if count
+        else f"What is the {OP_WORDS[op]} {humanize(nf)} of those{cond_text(where)}?"
+    )
+    request = render(
+        REQUESTS["children_agg"],
+        nouns=plural(coll.noun),
+        pnouns=plural(pnoun),
+        keys=", ".join(quote(groups[k][0][fld]) for k in keys),
+        ask=ask,
+    )
+    flow = ["loop", "join", "aggregate"] + (["filter"] if where else [])
+    return Program(
+        "children_agg",
+        "aggregate",
+        params,
+        request,
+        flow,
+        "number",
+        f"p:children:{coll.name}:{keys[0]}",
+        2,
         run,
         writes_expected=False,
     )

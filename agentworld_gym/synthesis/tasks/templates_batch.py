@@ -1,9 +1,12 @@
-"""Program templates over records the request names: ``batch_read`` and ``batch_update``.
+"""Program templates over records the request names: ``batch_read``, ``batch_update`` and
+``batch_write``.
 
-Many APIs cannot list a collection but can fetch one record by key. These programs loop over
-keys the user gives, fetch each record, and filter, aggregate, pick or write — so an
-environment without list tools still gets programs, and a long list of keys gives a
-long-horizon task whose every call is needed.
+Many APIs cannot list a collection but can fetch one record by key (and the parents in its
+path). These programs loop over the records the user names, fetch each, and filter,
+aggregate, pick, branch or write — so an environment without list tools still gets programs,
+and a long list of records gives a long-horizon task whose every call is needed.
+``batch_write`` serves APIs that can only write: a loop of updates or deletes the request
+spells out.
 """
 
 from __future__ import annotations
@@ -11,150 +14,155 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agentworld_gym.synthesis.tasks.model import KEY, PAGE, EnvModel, ToolModel, humanize
+from agentworld_gym.synthesis.tasks.model import EnvModel, humanize, scalar
 from agentworld_gym.synthesis.tasks.programs import (
     Caller,
     Caps,
     Program,
-    ProgramError,
     address,
     hit,
+    setting,
     value_at,
 )
-from agentworld_gym.synthesis.tasks.render import plural, quote
-from agentworld_gym.synthesis.tasks.templates import Knobs, _value_for
-from agentworld_gym.synthesis.tasks.templates_agg import AGG, OP_WORDS, _fmt, _number
-from agentworld_gym.synthesis.tasks.values import MISSING, get_path, typed
+from agentworld_gym.synthesis.tasks.render import quote
+from agentworld_gym.synthesis.tasks.shapes import (
+    AGG,
+    OP_WORDS,
+    Knobs,
+    choose,
+    fetch,
+    field_name,
+    fmt,
+    given,
+    named,
+    noun_of,
+    number,
+    render,
+    scope_fields,
+    value_for,
+    visible,
+    with_text,
+)
+from agentworld_gym.synthesis.tasks.values import MISSING, typed
 
 REQUESTS = {
     "count": "Check the {{ nouns }} {{ keys }}: how many of them{{ cond }}?",
     "sum": "Check the {{ nouns }} {{ keys }}: what is the {{ op }} {{ num }} of those{{ cond }}?",
     "pick": "Among the {{ nouns }} {{ keys }}, which has the {{ dir }} {{ num }}? Tell me its "
     "{{ label }}.",
+    "which": "Check the {{ nouns }} {{ keys }}: which of them{{ cond }}? Tell me their "
+    "{{ label }}s.",
     "update": "Check the {{ nouns }} {{ keys }}. For each one{{ cond }}, set its {{ field }} to "
     "{{ value }}. Tell me how many you changed.",
     "delete": "Check the {{ nouns }} {{ keys }}. Delete each one{{ cond }}, and tell me how many "
     "you deleted.",
+    "else": "Check the {{ nouns }} {{ keys }}. For each one{{ cond }}, set its {{ field }} to "
+    "{{ value }}; set the {{ field }} of the others to {{ other }}. Tell me how many got "
+    "{{ value }}.",
+    "best": "Among the {{ nouns }} {{ keys }}, find the one with the {{ dir }} {{ num }}, set its "
+    "{{ field }} to {{ value }}, and tell me its {{ label }}.",
 }
 
 
-def _getter(caps: Caps) -> ToolModel | None:
-    """A get tool that needs nothing but the key."""
-    for t in caps.coll.tools.get("get", []):
-        req = [p for p in t.required() if p.role != PAGE]
-        if len(req) == 1 and req[0].role == KEY and t.record is not None:
-            return t
+def _readable(c: Caps) -> bool:
+    prof = c.coll.profile
+    return (
+        c.getter is not None and len(c.coll.records) >= 3 and bool(prof.categorical or prof.numeric)
+    )
+
+
+def _condition(caps: Caps, chosen: list[dict], rng: random.Random, avoid: str = "") -> list:
+    """``[[field, value]]`` met by some of ``chosen`` (a value one of them has)."""
+    fields = [f for f in caps.coll.profile.categorical if f != avoid and visible(caps, f)]
+    if not fields:
+        return []
+    f = rng.choice(fields)
+    values = [r.get(f) for r in chosen if r.get(f) is not None]
+    return [[f, rng.choice(values)]] if values else []
+
+
+def _label(caps: Caps, chosen: list[dict]) -> str | None:
+    """A label field that tells the chosen records apart (none is part of another)."""
+    for lf in caps.coll.profile.labels:
+        texts = [str(r.get(lf)).casefold() for r in chosen]
+        if visible(caps, lf) and not any(a in b for a in texts for b in texts if a is not b):
+            return lf
     return None
-
-
-def _keys(caps: Caps, rng: random.Random, n: int) -> list[dict[str, Any]]:
-    rows = [r for r in caps.coll.records if r.get(caps.coll.pk) is not None]
-    return rng.sample(rows, min(n, len(rows)))
-
-
-def _fetch(caller: Caller, tool: ToolModel, coll: Any, key: Any) -> dict[str, Any]:
-    out = caller(tool, address(tool, coll, {coll.pk: key}))
-    rec = get_path(out, tool.record or "")
-    if not isinstance(rec, dict):
-        raise ProgramError(f"{tool.name} returned no record")
-    return rec
-
-
-def _with(where: list[list[Any]]) -> str:
-    return " and ".join(f"{humanize(f)} {quote(v)}" for f, v in where)
-
-
-def _render(kind: str, **fields: Any) -> str:
-    import jinja2
-
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-    return env.from_string(REQUESTS[kind]).render(**fields)
 
 
 def batch_read(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
 ) -> Program | None:
-    """Fetch each named record; count, total or pick among them."""
-    pool = [c for c in all_caps.values() if _getter(c) and len(c.coll.records) >= 3]
-    if not pool:
+    """Fetch each named record; count, total, pick among them or name those that match."""
+    if not knobs.given:
         return None
-    caps = rng.choice(pool)
-    coll, tool = caps.coll, _getter(caps)
-    hidden = tool.hidden
-    hi = knobs.max_calls if knobs.long else 6
-    n = rng.randint(max(knobs.min_calls, 3), max(min(hi, knobs.max_calls), knobs.min_calls))
-    chosen = _keys(caps, rng, n)
+    caps = choose(all_caps, rng, _readable)
+    if caps is None:
+        return None
+    coll = caps.coll
+    lo = max(knobs.min_calls, 3)
+    n = rng.randint(lo, max(lo, min(knobs.max_calls if knobs.long else 6, knobs.max_calls)))
+    chosen = given(caps, rng, n)
     if len(chosen) < max(3, knobs.min_calls):
         return None
-    keys = [r[coll.pk] for r in chosen]
-    modes = ["count"] if coll.profile.categorical else []
+    modes = ["count", "which"] if coll.profile.categorical else []
     modes += ["sum", "pick"] * bool(coll.profile.numeric)
-    if not modes:
-        return None
     mode = rng.choice(modes)
-    params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": [], "ks": [str(k) for k in keys]}
+    params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": [], "ks": _keys(caps, chosen)}
+    nf = rng.choice(coll.profile.numeric) if mode in ("sum", "pick") else ""
     where: list[list[Any]] = []
-    nf = rng.choice(coll.profile.numeric) if mode != "count" else ""
-    if mode in ("count", "sum"):
-        fields = [f for f in coll.profile.categorical if f not in hidden and f != nf]
-        if mode == "count" and not fields:
+    if mode in ("count", "which") or (mode == "sum" and rng.random() < 0.5):
+        where = _condition(caps, chosen, rng, nf)
+        if not where and mode != "sum":
             return None
-        if fields and (mode == "count" or rng.random() < 0.5):
-            f = rng.choice(fields)
-            values = [r.get(f) for r in chosen if r.get(f) is not None]
-            if not values:
-                return None
-            where = [[f, rng.choice(values)]]
     rows = [r for r in chosen if hit(r, where)]
+    lf = _label(caps, chosen) if mode in ("pick", "which") else ""
+    if lf is None or (nf and not visible(caps, nf)):
+        return None
     if mode == "pick":
-        lf = next((f for f in coll.profile.labels if f not in hidden), None)
-        nums = [r for r in chosen if _number(r.get(nf))]
-        if lf is None or nf in hidden or len(nums) < 3:
-            return None
+        nums = sorted((r for r in chosen if number(r.get(nf))), key=lambda r: r[nf])
         top = rng.random() < 0.5
-        ranked = sorted(nums, key=lambda r: r[nf], reverse=top)
-        if ranked[0][nf] == ranked[1][nf] or ranked[0] is chosen[0]:
+        ranked = nums[::-1] if top else nums
+        if len(nums) < 3 or ranked[0][nf] == ranked[1][nf] or ranked[0] is chosen[0]:
             return None
         params.update(nf=nf, max=top, lf=lf)
-        kind, answer_type = "pick", "text"
-    elif mode == "sum":
-        if nf in hidden or len([r for r in rows if _number(r.get(nf))]) < 2:
+    elif mode == "which":
+        if not 2 <= len(rows) < len(chosen):
             return None
-        op = rng.choice(["sum", "avg", "max", "min"])
-        params.update(nf=nf, op=op, tol=0.01, w=where)
-        kind, answer_type = "aggregate", "number"
+        params.update(w=where, lf=lf)
     else:
-        params.update(nf="", op="count", tol=0.01, w=where)
-        kind, answer_type = "aggregate", "number"
+        op = "count" if mode == "count" else rng.choice(["sum", "avg", "max", "min"])
+        if op != "count" and len([r for r in rows if number(r.get(nf))]) < 2:
+            return None
+        params.update(nf=nf, op=op, tol=0.01, w=where)
 
     def run(caller: Caller) -> str:
-        got = [_fetch(caller, tool, coll, k) for k in keys]
+        got = [fetch(caller, caps, r) for r in chosen]
         if mode == "pick":
-            nums = [r for r in got if _number(r.get(nf))]
+            nums = [r for r in got if number(r.get(nf))]
             best = sorted(nums, key=lambda r: r[nf], reverse=params["max"])[0]
-            return f"It is {best.get(params['lf'])}."
+            return f"It is {best.get(lf)}."
         matched = [r for r in got if hit(r, where)]
+        if mode == "which":
+            return "These: " + "; ".join(str(r.get(lf)) for r in matched) + "."
         if mode == "count":
             return f"{len(matched)} of them."
-        x = AGG[params["op"]]([r[nf] for r in matched if _number(r.get(nf))])
-        return f"The {OP_WORDS[params['op']]} {humanize(nf)} is {_fmt(x)}."
+        x = AGG[params["op"]]([r[nf] for r in matched if number(r.get(nf))])
+        return f"The {OP_WORDS[params['op']]} {humanize(nf)} is {fmt(x)}."
 
-    shown = ", ".join(quote(k) for k in keys)
-    cond = ""
-    if mode == "count":
-        cond = " have " + _with(where)
-    elif where:
-        cond = " with " + _with(where)
-    request = _render(
-        "pick" if mode == "pick" else ("count" if mode == "count" else "sum"),
-        nouns=plural(coll.noun),
-        keys=shown,
+    verb = " have " if mode in ("count", "which") else " with "
+    cond = verb + with_text(where) if where else ""
+    request = render(
+        REQUESTS[mode],
+        nouns=noun_of(coll, 2),
+        keys=named(caps, chosen),
         cond=cond,
         op=OP_WORDS.get(params.get("op", ""), ""),
         num=humanize(nf),
         dir="highest" if params.get("max") else "lowest",
-        label=humanize(params.get("lf", "")),
+        label=humanize(lf or ""),
     )
+    kind = {"pick": "pick", "which": "which"}.get(mode, "aggregate")
     flow = ["loop", "aggregate"] + (["filter"] if where else [])
     return Program(
         "batch_read",
@@ -162,84 +170,167 @@ def batch_read(
         params,
         request,
         flow,
-        answer_type,
-        f"p:batch:{coll.name}:{keys[0]}",
+        "text" if mode in ("pick", "which") else "number",
+        f"p:batch:{coll.name}:{params['ks'][0]}",
         1,
         run,
         writes_expected=False,
     )
 
 
+def _keys(caps: Caps, chosen: list[dict[str, Any]]) -> list[str]:
+    return [str(r[caps.coll.pk]) for r in chosen]
+
+
 def batch_update(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
 ) -> Program | None:
-    """Fetch each named record; update (or delete) those matching a condition."""
-    pool = [
-        c
-        for c in all_caps.values()
-        if _getter(c)
-        and (c.updater or c.deleter)
-        and c.coll.profile.categorical
-        and len(c.coll.records) >= 3
-    ]
-    if not pool:
+    """Fetch each named record; update or delete those matching a condition, set one value on
+    those that match and another on the rest, or update the one with the highest number."""
+    if not knobs.given:
         return None
-    caps = rng.choice(pool)
-    coll, tool = caps.coll, _getter(caps)
-    delete = caps.updater is None or (caps.deleter is not None and rng.random() < 0.3)
-    w = None if delete else rng.choice(caps.writable)
-    fields = [
-        f for f in coll.profile.categorical if f not in tool.hidden and (w is None or f != w.path)
-    ]
-    if not fields:
+    caps = choose(all_caps, rng, lambda c: _readable(c) and (c.updater or c.deleter))
+    if caps is None:
         return None
-    f = rng.choice(fields)
+    coll = caps.coll
+    modes = ["update", "else"] * bool(caps.updater and coll.profile.categorical)
+    modes += ["best"] * bool(caps.updater and coll.profile.numeric and coll.profile.labels)
+    modes += ["delete"] * bool(caps.deleter and coll.profile.categorical)
+    if not modes:
+        return None
+    mode = rng.choice(modes)
+    w = rng.choice(caps.writable) if mode != "delete" else None
     lo = max(3, (knobs.min_calls + 1) // 2)
-    n = rng.randint(lo, max(lo, min(8, knobs.max_calls // 2 + 1)))
-    chosen = _keys(caps, rng, n)
-    values = [r.get(f) for r in chosen if r.get(f) is not None]
-    if len(chosen) < lo or not values:
+    chosen = given(caps, rng, rng.randint(lo, max(lo, min(8, knobs.max_calls // 2 + 1))))
+    if len(chosen) < lo:
         return None
-    where = [[f, rng.choice(values)]]
-    targets = [r for r in chosen if hit(r, where)]
-    value = None if w is None else _value_for(w, caps, targets, rng)
-    if value is MISSING or not targets or len(chosen) + len(targets) > knobs.max_calls:
+    params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": [], "ks": _keys(caps, chosen)}
+    nf = lf = ""
+    if mode == "best":
+        nf, lf = rng.choice(coll.profile.numeric), _label(caps, chosen)
+        nums = sorted((r for r in chosen if number(r.get(nf))), key=lambda r: r[nf])
+        top = rng.random() < 0.5
+        ranked = nums[::-1] if top else nums
+        if lf is None or not visible(caps, nf) or w.path in (nf, lf) or len(nums) < 3:
+            return None
+        if ranked[0][nf] == ranked[1][nf]:
+            return None
+        where: list[list[Any]] = []
+        targets = [ranked[0]]
+        params.update(nf=nf, max=top, lf=lf)
+    else:
+        where = _condition(caps, chosen, rng, w.path if w else "")
+        targets = [r for r in chosen if hit(r, where)]
+        if not where or not targets or (mode == "else" and len(targets) == len(chosen)):
+            return None
+    value = None if w is None else value_for(w, caps, targets, rng)
+    other = value_for(w, caps, [], rng) if mode == "else" else None
+    if value is MISSING or other is MISSING or (mode == "else" and other == value):
         return None
-    keys = [r[coll.pk] for r in chosen]
-    params = {"c": coll.name, "k": coll.pk, "w": where, "ks": [str(k) for k in keys]}
-    if w is not None:
-        params.update(g=w.path, v=value)
+    if len(chosen) + (len(chosen) if mode == "else" else len(targets)) > knobs.max_calls:
+        return None
     writer = caps.deleter if w is None else caps.updater
+    if mode == "else":
+        params.update(wc=where, g=w.path, a=value, b=other)
+    elif w is not None:
+        params.update(g=w.path, v=value, w=where)
+    else:
+        params.update(w=where)
+
+    def want(rec: dict[str, Any]) -> Any:
+        return value if mode != "else" or hit(rec, where) else other
 
     def run(caller: Caller) -> str:
-        changed = 0
-        for k in keys:
-            rec = _fetch(caller, tool, coll, k)
-            if hit(rec, where):
-                changed += 1
-                args = address(writer, coll, {**rec, coll.pk: k})
-                if w is None:
-                    caller(writer, args)
-                elif value_at(rec, w.path) != value:
-                    caller(writer, {**args, **w.args(value)})
-        return f"I {'deleted' if w is None else 'changed'} {changed}."
+        got = [(r, fetch(caller, caps, r)) for r in chosen]
+        if mode == "best":
+            nums = [(r, x) for r, x in got if number(x.get(nf))]
+            r, x = sorted(nums, key=lambda p: p[1][nf], reverse=params["max"])[0]
+            caller(writer, setting(writer, coll, {**r, **x}, w, value))
+            return f"It is {x.get(lf)}."
+        hits = [(r, x) for r, x in got if mode == "else" or hit(x, where)]
+        for r, x in hits:
+            if w is None:
+                caller(writer, address(writer, coll, r))
+            elif value_at(x, w.path) != want(x):
+                caller(writer, setting(writer, coll, {**r, **x}, w, want(x)))
+        n = sum(1 for _, x in got if hit(x, where))
+        return f"{n} got {value}." if mode == "else" else f"I {mode}d {n}."
 
-    request = _render(
-        "delete" if w is None else "update",
-        nouns=plural(coll.noun),
-        keys=", ".join(quote(k) for k in keys),
-        cond=" that has " + _with(where),
-        field=humanize(w.path.split(".")[-1]) if w else "",
+    request = render(
+        REQUESTS[mode],
+        nouns=noun_of(coll, 2),
+        keys=named(caps, chosen),
+        cond=" that has " + with_text(where) if where else "",
+        field=field_name(w.path) if w else "",
         value=quote(typed(value, w.schema)) if w else "",
+        other=quote(other),
+        dir="highest" if params.get("max") else "lowest",
+        num=humanize(nf),
+        label=humanize(lf),
     )
+    kind = {"else": "branch", "best": "extreme"}.get(mode, mode)
+    flow = ["loop", "branch", "conditional_write"] + (["aggregate"] if mode == "best" else [])
     return Program(
         "batch_update",
+        kind,
+        params,
+        request,
+        flow,
+        "text" if mode == "best" else "number",
+        f"p:batchw:{coll.name}:{params['ks'][0]}",
+        2,
+        run,
+    )
+
+
+def batch_write(
+    model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
+) -> Program | None:
+    """Update (or delete) each named record: for APIs that can write but not read."""
+    if not knobs.given:
+        return None
+    caps = choose(all_caps, rng, lambda c: (c.updater or c.deleter) and len(c.coll.records) >= 3)
+    if caps is None:
+        return None
+    coll = caps.coll
+    delete = caps.updater is None or (caps.deleter is not None and rng.random() < 0.35)
+    writer = caps.deleter if delete else caps.updater
+    w = None if delete else rng.choice(caps.writable)
+    scopes = scope_fields(writer)
+    rows = [r for r in coll.records if all(scalar(r.get(f)) for f in [coll.pk, *scopes])]
+    lo = max(2, knobs.min_calls)
+    n = rng.randint(lo, max(lo, min(knobs.max_calls, 12 if knobs.long else 5)))
+    chosen = rng.sample(rows, min(len(rows), n))
+    value = None if w is None else value_for(w, caps, chosen, rng)
+    if not lo <= len(chosen) <= knobs.max_calls or value is MISSING:
+        return None
+    params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": [], "ks": _keys(caps, chosen)}
+    if w is not None:
+        params.update(g=w.path, v=value)
+
+    def run(caller: Caller) -> str:
+        for r in chosen:
+            args = address(writer, coll, r) if w is None else setting(writer, coll, r, w, value)
+            caller(writer, args)
+        return f"I {'deleted' if w is None else 'updated'} {len(chosen)}."
+
+    keys = named(caps, chosen, writer)
+    nouns = noun_of(coll, 2)
+    if w is None:
+        request = f"Delete the {nouns} {keys}. Tell me how many {nouns} you deleted."
+    else:
+        request = (
+            f"Set the {field_name(w.path)} of the {nouns} {keys} to {quote(value)}. Tell me how "
+            f"many {nouns} you updated."
+        )
+    return Program(
+        "batch_write",
         "delete" if w is None else "update",
         params,
         request,
-        ["loop", "branch", "conditional_write"],
+        ["loop", "write"],
         "number",
-        f"p:batchw:{coll.name}:{keys[0]}",
-        2,
+        f"p:batchwrite:{coll.name}:{params['ks'][0]}",
+        1,
         run,
     )

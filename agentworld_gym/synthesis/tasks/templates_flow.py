@@ -1,0 +1,478 @@
+"""Program templates that branch on one lookup or build records: ``lookup_branch``,
+``create_batch``, ``create_chain``.
+
+``lookup_branch`` reads one named record (or two, and compares them) and writes one way or the
+other depending on what it read. The ``create_*`` templates serve APIs that can only create:
+several records from values the request gives, with a field computed by a rule the agent
+applies (``create_batch``), or a parent and then children linked to the key the API gave the
+parent — a value the agent must read from the first call's result (``create_chain``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
+from agentworld_gym.synthesis.tasks.programs import (
+    Caller,
+    Caps,
+    Program,
+    ProgramError,
+    Writable,
+    address,
+    setting,
+)
+from agentworld_gym.synthesis.tasks.render import quote
+from agentworld_gym.synthesis.tasks.shapes import (
+    Knobs,
+    choose,
+    fetch,
+    field_name,
+    fmt,
+    given,
+    making,
+    name_field,
+    named,
+    noun_of,
+    number,
+    own_values,
+    render,
+    value_for,
+    visible,
+)
+from agentworld_gym.synthesis.tasks.values import MISSING, fresh_text, get_path, schema_type
+
+REQUESTS = {
+    "lookup_branch": "Look up the {{ noun }} {{ key }}. If its {{ f }} {{ test }}, {{ then }}; "
+    "otherwise {{ other }}. Tell me what its {{ f }} is.",
+    "compare": "Compare the {{ nouns }} {{ key }} and {{ key2 }}. If the first one's {{ f }} is "
+    "greater than the second one's, set the first one's {{ field }} to {{ x }}; otherwise set "
+    "the second one's {{ field }} to {{ y }}. Tell me the greater {{ f }}.",
+    "create_batch": "Add these {{ nouns }} (by {{ label }}): {{ items }}.{% if shared %} Give "
+    "every one "
+    "{{ shared }}.{% endif %}{{ rule }} Tell me {{ ask }}.",
+    "create_chain": "Create {{ pnoun | a }} with {{ plabel }} {{ parent }}{% if pshared %}, "
+    "{{ pshared }}{% endif %}. Then add {{ nouns }} with {{ label }} {{ names }}, each linked "
+    "to that new {{ pnoun }}{% if shared %} and with {{ shared }}{% endif %}. Tell me how "
+    "many {{ nouns }} you added.",
+}
+
+
+def _targetable(c: Caps) -> bool:
+    return c.updater is not None and bool(c.writable) and bool(c.coll.records)
+
+
+def lookup_branch(
+    model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
+) -> Program | None:
+    """Look one record up; update a record one way or another (or delete it) by what it says."""
+    if not knobs.given:
+        return None
+    caps = choose(
+        all_caps,
+        rng,
+        lambda c: (
+            c.getter is not None
+            and len(c.coll.records) >= 2
+            and bool(c.coll.profile.categorical or c.coll.profile.numeric)
+        ),
+    )
+    writers = [c for c in all_caps.values() if _targetable(c)]
+    if caps is None or not writers:
+        return None
+    coll = caps.coll
+    fields = [f for f in [*coll.profile.categorical, *coll.profile.numeric] if visible(caps, f)]
+    if not fields:
+        return None
+    f = rng.choice(fields)
+    numeric = f in coll.profile.numeric
+    if numeric and _targetable(caps) and rng.random() < 0.4:
+        return _compare(caps, f, rng)
+    tcaps = caps if _targetable(caps) and rng.random() < 0.6 else rng.choice(writers)
+    pair = given(caps, rng, 1)
+    if not pair or (numeric and not number(pair[0].get(f))):
+        return None
+    a = pair[0]
+    own = tcaps is caps and rng.random() < 0.7
+    target = a if own else rng.choice(tcaps.coll.records)
+    w = rng.choice(tcaps.writable)
+    if w.path == f and target is a:
+        return None
+    x, y = value_for(w, tcaps, [target], rng), value_for(w, tcaps, [target], rng)
+    if x is MISSING or y is MISSING or x == y:
+        return None
+    if numeric:
+        nums = sorted({r[f] for r in coll.records if number(r.get(f))})
+        if len(nums) < 3:
+            return None
+        v = nums[rng.randrange(len(nums) - 1)]
+        test = f"is greater than {fmt(v)}"
+    else:
+        values = [u for u in coll.profile.categorical[f] if str(u) != str(a.get(f))]
+        v = a.get(f) if rng.random() < 0.5 or not values else rng.choice(values)
+        test = f"is {quote(v)}"
+    delete = tcaps.deleter is not None and rng.random() < 0.3
+    tk = str(target.get(tcaps.coll.pk))
+    params = {
+        "c": coll.name,
+        "k": coll.pk,
+        "ka": str(a.get(coll.pk)),
+        "f": f,
+        "if": "gt" if numeric else "eq",
+        "v": v,
+        "tc": tcaps.coll.name,
+        "tk": tcaps.coll.pk,
+        "then": [tk, [w.path, x]],
+        "else": [tk, None if delete else [w.path, y]],
+    }
+    ref = "its" if own else f"the {field_name(w.path)} of the {tcaps.coll.noun} "
+    what = "its" if own else "the"
+    if not own:
+        ref += named(tcaps, [target], tcaps.updater)
+        what = f"that {tcaps.coll.noun}'s"
+
+    def run(caller: Caller) -> str:
+        got = fetch(caller, caps, a)
+        x_now = got.get(f)
+        hit_ = x_now > v if numeric else str(x_now) == str(v)
+        if hit_ or not delete:
+            caller(tcaps.updater, setting(tcaps.updater, tcaps.coll, target, w, x if hit_ else y))
+        else:
+            caller(tcaps.deleter, address(tcaps.deleter, tcaps.coll, target))
+        return f"Its {humanize(f)} is {x_now}."
+
+    fname = field_name(w.path)
+    then = f"set {ref} {fname} to {quote(x)}" if own else f"set {ref} to {quote(x)}"
+    other = (
+        f"delete {'it' if own else 'that ' + tcaps.coll.noun}"
+        if delete
+        else (f"set {what} {fname} to {quote(y)}")
+    )
+    request = render(
+        REQUESTS["lookup_branch"],
+        noun=coll.noun,
+        key=named(caps, [a]),
+        f=humanize(f),
+        test=test,
+        then=then,
+        other=other,
+    )
+    return Program(
+        "lookup_branch",
+        "cond",
+        params,
+        request,
+        ["branch", "conditional_write"],
+        "mixed",
+        f"p:cond:{coll.name}:{params['ka']}",
+        2,
+        run,
+    )
+
+
+def _compare(caps: Caps, f: str, rng: random.Random) -> Program | None:
+    """Two named records: write to the first if its number is greater, else to the second."""
+    coll = caps.coll
+    pair = given(caps, rng, 2)
+    if len(pair) < 2 or not all(number(r.get(f)) for r in pair) or pair[0][f] == pair[1][f]:
+        return None
+    w = rng.choice(caps.writable)
+    x, y = value_for(w, caps, pair, rng), value_for(w, caps, pair, rng)
+    if w.path == f or x is MISSING or y is MISSING or x == y:
+        return None
+    ka, kb = (str(r.get(coll.pk)) for r in pair)
+    params = {
+        "c": coll.name,
+        "k": coll.pk,
+        "ka": ka,
+        "kb": kb,
+        "f": f,
+        "if": "cmp",
+        "tc": coll.name,
+        "tk": coll.pk,
+        "then": [ka, [w.path, x]],
+        "else": [kb, [w.path, y]],
+    }
+
+    def run(caller: Caller) -> str:
+        first, second = (fetch(caller, caps, r) for r in pair)
+        yes = first[f] > second[f]
+        rec, value = (pair[0], x) if yes else (pair[1], y)
+        caller(caps.updater, setting(caps.updater, coll, rec, w, value))
+        return f"The greater {humanize(f)} is {max(first[f], second[f])}."
+
+    request = render(
+        REQUESTS["compare"],
+        nouns=noun_of(coll, 2),
+        key=named(caps, pair[:1]),
+        key2=named(caps, pair[1:]),
+        f=humanize(f),
+        field=field_name(w.path),
+        x=quote(x),
+        y=quote(y),
+    )
+    return Program(
+        "lookup_branch",
+        "cond",
+        params,
+        request,
+        ["branch", "aggregate", "conditional_write"],
+        "number",
+        f"p:cond:{coll.name}:{ka}",
+        2,
+        run,
+    )
+
+
+# -- building records -----------------------------------------------------------------------
+def _free(caps: Caps, taken: set[str]) -> list[Writable]:
+    """Top-level fields ``caps.maker`` can set, not yet used."""
+    return [
+        w
+        for w in caps.make_fields
+        if not w.prop and w.param not in taken and w.path not in caps.unique
+    ]
+
+
+def _numbers(w: Writable, rng: random.Random, n: int) -> list[int]:
+    lo = int(w.schema.get("minimum", 1))
+    hi = int(w.schema.get("maximum", lo + 500))
+    return rng.sample(range(lo, hi + 1), n) if hi - lo + 1 >= n + 1 else []
+
+
+@dataclass
+class Batch:
+    """New records to create: each one's arguments and the fields the script checks."""
+
+    caps: Caps
+    args: list[dict[str, Any]]
+    common: list[list[Any]]
+    """``[[field, value], ...]`` every record gets."""
+    want: list[list[list[Any]]]
+    """Each record's own ``[[field, value], ...]``."""
+    items: list[str]
+    """How the request lists each record."""
+    shared: str
+    """The values every record gets, as the request states them."""
+    label: str
+    """The field the listing names each record by."""
+    same: dict[str, str] = field(default_factory=dict)
+    """Arguments that copy another (see :class:`~.shapes.Making`)."""
+
+
+def _batch(
+    model: EnvModel,
+    caps: Caps,
+    rng: random.Random,
+    per_item: list[dict[str, Any]],
+    common: dict[str, Any],
+    computed: frozenset[str] = frozenset(),
+    later: frozenset[str] = frozenset(),
+    given: bool = True,
+) -> Batch | None:
+    """Records with the ``per_item`` and ``common`` arguments plus whatever else the create
+    tool requires (stated in the request, checked by the script). The ``computed`` arguments
+    are left out of the listing: a rule in the request says how to set them; the ``later``
+    ones are left to the program (a key an earlier call returns)."""
+    tool = caps.maker
+    if tool is None or not per_item:
+        return None
+    mk = making(model, caps, rng, {*per_item[0], *common, *later})
+    own = own_values(caps, mk, rng, len(per_item)) if mk is not None else []
+    if mk is None or len(own) != len(per_item) or (not given and mk.names_keys(caps)):
+        return None
+    fixed = {**mk.shared, **common}
+    first = next(iter(per_item[0]))
+    label = field_name(tool.params[first].field or first)
+    out = Batch(caps, [], _fields(caps, fixed), [], [], mk.text(caps), label)
+    out.same = mk.same
+    for item, extra in zip(per_item, own, strict=True):
+        out.args.append(mk.copy({**fixed, **item, **extra}))
+        out.want.append(_fields(caps, {**item, **extra}))
+        head, *rest = [(k, v) for k, v in [*item.items(), *extra.items()] if k not in computed]
+        told = ", ".join(f"{field_name(tool.params[k].field or k)} {quote(v)}" for k, v in rest)
+        out.items.append(quote(head[1]) + (f" ({told})" if told else ""))
+    return out
+
+
+def _fields(caps: Caps, args: dict[str, Any]) -> list[list[Any]]:
+    """``[[field, value], ...]`` the arguments set (what the script checks)."""
+    tool = caps.maker
+    plain = str | int | float | bool
+    return [
+        [tool.params[k].field, v]
+        for k, v in args.items()
+        if isinstance(v, plain) and "." not in (tool.params[k].field or ".")
+    ]
+
+
+def create_batch(
+    model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
+) -> Program | None:
+    """Create several records the request lists; a field set by a rule over a number."""
+    caps = choose(all_caps, rng, lambda c: c.maker is not None and name_field(c) is not None)
+    if caps is None:
+        return None
+    coll, nw = caps.coll, name_field(caps)
+    lo = max(3, knobs.min_calls)
+    n = rng.randint(lo, max(lo, min(knobs.max_calls, 12 if knobs.long else 5)))
+    names = list(dict.fromkeys(fresh_text(rng, nw.path) for _ in range(n)))
+    if len(names) > knobs.max_calls:
+        return None
+    nums = [w for w in _free(caps, {nw.param}) if schema_type(w.schema) == "integer"]
+    nf = rng.choice(nums) if nums else None
+    outs = [
+        w
+        for w in _free(caps, {nw.param, nf.param if nf else ""})
+        if schema_type(w.schema) in ("string", "boolean")
+    ]
+    out = rng.choice(outs) if outs else None
+    items: list[dict[str, Any]] = [{nw.param: name} for name in names]
+    common: dict[str, Any] = {}
+    rule, ask, count = "", f"how many {noun_of(coll, 2)} you added", len(names)
+    values = _numbers(nf, rng, len(names)) if nf and out else []
+    if nf and out and values:
+        a, b = value_for(out, caps, [], rng), value_for(out, caps, [], rng)
+        t = sorted(values)[rng.randrange(1, len(values))] - 1
+        if a is MISSING or b is MISSING or a == b:
+            return None
+        for item, x in zip(items, values, strict=True):
+            item.update({nf.param: x, out.param: a if x > t else b})
+        rule = (
+            f" Give each one whose {field_name(nf.path)} is over {t} the {field_name(out.path)} "
+            f"{quote(a)}, and the others {quote(b)}."
+        )
+        ask, count = f"how many got {quote(a)}", sum(1 for x in values if x > t)
+    elif out is not None:
+        v = value_for(out, caps, [], rng)
+        if v is MISSING:
+            return None
+        common[out.param] = v
+    computed = frozenset({out.param} if rule else ())
+    batch = _batch(model, caps, rng, items, common, computed, given=knobs.given)
+    if batch is None:
+        return None
+    shared = ", ".join(x for x in (batch.shared, *_told(caps, common)) if x)
+    params = {"c": coll.name, "k": coll.pk, "all": batch.common, "want": batch.want, "n": count}
+
+    def run(caller: Caller) -> str:
+        for args in batch.args:
+            caller(caps.maker, args)
+        return f"{count}."
+
+    request = render(
+        REQUESTS["create_batch"],
+        nouns=noun_of(coll, 2),
+        items=_series(batch.items),
+        label=batch.label,
+        shared=shared,
+        rule=rule,
+        ask=ask,
+    )
+    flow = ["loop", "write"] + (["branch"] if rule else [])
+    return Program(
+        "create_batch",
+        "made",
+        params,
+        request,
+        flow,
+        "number",
+        f"p:made:{coll.name}:{nw.path}",
+        1,
+        run,
+    )
+
+
+def _told(caps: Caps, values: dict[str, Any]) -> list[str]:
+    tool = caps.maker
+    return [f"{field_name(tool.params[k].field or k)} {quote(v)}" for k, v in values.items()]
+
+
+def _series(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else items[0]
+
+
+def create_chain(
+    model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
+) -> Program | None:
+    """Create a parent, then children linked to the key the API gave it."""
+    options = [
+        (c, link, all_caps[link[2]])
+        for c in all_caps.values()
+        if c.maker is not None and name_field(c) is not None
+        for link in c.links
+        if all_caps[link[2]].maker is not None and name_field(all_caps[link[2]]) is not None
+    ]
+    if not options:
+        return None
+    caps, (arg, fld, pc), pcaps = rng.choice(options)
+    coll, pcoll = caps.coll, pcaps.coll
+    nw, pw = name_field(caps), name_field(pcaps)
+    if nw.param == arg or pcaps.maker.record is None:
+        return None
+    n = rng.randint(2, max(2, min(knobs.max_calls - 1, 8 if knobs.long else 4)))
+    names = list(dict.fromkeys(fresh_text(rng, nw.path) for _ in range(n)))
+    first = [{pw.param: fresh_text(rng, pw.path)}]
+    parent = _batch(model, pcaps, rng, first, {}, given=knobs.given)
+    if parent is None:
+        return None
+    same = {pcaps.maker.params[k].field: v for k, v in parent.args[0].items()}
+    common = {  # the parents in the children's path are the new parent's own
+        p.name: same[p.field]
+        for p in caps.maker.required()
+        if p.field in same and p.name not in (arg, nw.param)
+    }
+    items = [{nw.param: x} for x in names]
+    kids = _batch(model, caps, rng, items, common, later=frozenset({arg}), given=knobs.given)
+    if kids is None:
+        return None
+    path = ".".join(p for p in (pcaps.maker.record, pcoll.pk) if p)
+    want_type = schema_type(caps.maker.params[arg].schema)
+    params = {
+        "c": coll.name,
+        "k": coll.pk,
+        "pc": pcoll.name,
+        "pk": pcoll.pk,
+        "pw": parent.want[0] + parent.common,
+        "pf": fld,
+        "all": kids.common,
+        "want": kids.want,
+        "n": len(names),
+    }
+
+    def run(caller: Caller) -> str:
+        key = get_path(caller(pcaps.maker, parent.args[0]), path)
+        if not (want_type == "string" and isinstance(key, str)) and not (
+            want_type == "integer" and isinstance(key, int) and not isinstance(key, bool)
+        ):
+            raise ProgramError("the new key does not fit the link argument")
+        copies = [d for d, s in kids.same.items() if s == arg]
+        for args in kids.args:
+            ref = {a: f"$0.{path}" for a in [arg, *copies]}
+            caller(caps.maker, {**args, **dict.fromkeys(ref, key)}, refs=ref)
+        return f"I added {len(names)} {noun_of(coll, len(names))}."
+
+    request = render(
+        REQUESTS["create_chain"],
+        pnoun=pcoll.noun,
+        plabel=parent.label,
+        parent=parent.items[0],
+        pshared=parent.shared,
+        nouns=noun_of(coll, 2),
+        label=kids.label,
+        names=_series(kids.items),
+        shared=", ".join(x for x in (kids.shared, *_told(caps, common)) if x),
+    )
+    return Program(
+        "create_chain",
+        "made",
+        params,
+        request,
+        ["join", "loop", "write"],
+        "number",
+        f"p:chain:{coll.name}:{pcoll.name}",
+        2,
+        run,
+    )

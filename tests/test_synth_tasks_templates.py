@@ -1,0 +1,351 @@
+"""Program templates for the shapes generated APIs have: records named by key, one lookup that
+decides a write, children per parent, create-only and write-only APIs; their scripts; and the
+catalog rules (seed tasks that fail acceptance are dropped, small environments still get ten)."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import orjson
+import pytest
+from test_synth_tasks import S, _first_call_reward, _tool, make_op_env
+
+from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.registry import build_index
+from agentworld_gym.replay import replay_gold, score_answer
+from agentworld_gym.sandbox import run_function
+from agentworld_gym.spec import EnvSpec, RuntimeSpec, TaskSpec
+from agentworld_gym.synthesis.tasks import synthesize_tasks
+from agentworld_gym.synthesis.tasks.accept import reward_of
+from agentworld_gym.synthesis.tasks.catalog import synthesize_catalog
+from agentworld_gym.synthesis.tasks.model import build_model
+from agentworld_gym.synthesis.tasks.pipeline import TaskSynthConfig
+from agentworld_gym.synthesis.tasks.programs import Caller, capabilities
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.scripts import script
+from agentworld_gym.synthesis.tasks.shapes import Knobs
+from agentworld_gym.synthesis.tasks.templates_flow import create_batch, lookup_branch
+
+INT = {"type": "integer", "minimum": 1, "maximum": 900}
+STATE = {
+    "projects": [
+        {"id": "p1", "name": "Apollo", "status": "active", "budget": 40},
+        {"id": "p2", "name": "Borealis", "status": "archived", "budget": 90},
+    ],
+    "tasks": [
+        {"id": "t1", "status": "open", "points": 3, "project_id": "p1", "owner": "ada"},
+        {"id": "t2", "status": "done", "points": 8, "project_id": "p1", "owner": "bob"},
+        {"id": "t3", "status": "open", "points": 5, "project_id": "p2", "owner": "ada"},
+    ],
+}
+
+
+def _verify(kind: str, params: dict, final: dict, answer: str) -> float:
+    result = run_function(script(kind, params), "verify", [STATE, final, answer])
+    assert result.ok, result.error
+    return reward_of(result.value)
+
+
+def _with(coll: str, changes: dict[str, dict], new: list[dict] = ()) -> dict:
+    rows = [{**r, **changes.get(r["id"], {})} for r in STATE[coll]]
+    return {**STATE, coll: [r for r in rows if "_gone" not in r] + list(new)}
+
+
+# -- scripts --------------------------------------------------------------------------------
+def test_cond_script_follows_the_branch_the_initial_state_takes():
+    # "Look up project p1. If its status is "active", set task t2's owner to cy; otherwise
+    #  delete t2. Tell me its status."
+    p = {
+        "c": "projects",
+        "k": "id",
+        "ka": "p1",
+        "f": "status",
+        "if": "eq",
+        "v": "active",
+        "tc": "tasks",
+        "tk": "id",
+        "then": ["t2", ["owner", "cy"]],
+        "else": ["t2", None],
+    }
+    assert _verify("cond", p, _with("tasks", {"t2": {"owner": "cy"}}), "active") == 1.0
+    assert _verify("cond", p, _with("tasks", {"t2": {"_gone": 1}}), "active") == pytest.approx(0.3)
+    both = _with("tasks", {"t2": {"owner": "cy"}, "t3": {"owner": "cy"}})
+    assert _verify("cond", p, both, "active") == 0.0  # a record outside the branch changed
+    other = {**p, "v": "archived"}  # now the else branch: delete t2
+    assert _verify("cond", other, _with("tasks", {"t2": {"_gone": 1}}), "active") == 1.0
+    # two records compared: the one with the greater budget (p2) gets its value
+    cmp = {**p, "if": "cmp", "ka": "p1", "kb": "p2", "f": "budget", "tc": "projects"}
+    cmp.update({"then": ["p1", ["name", "X"]], "else": ["p2", ["name", "Y"]]})
+    assert _verify("cond", cmp, _with("projects", {"p2": {"name": "Y"}}), "90") == 1.0
+    assert _verify("cond", cmp, _with("projects", {"p1": {"name": "X"}}), "90") == 0.0
+
+
+def test_made_script_matches_new_records_by_their_fields_and_link():
+    batch = {
+        "c": "projects",
+        "k": "id",
+        "all": [["status", "active"]],
+        "want": [[["name", "Cygnus"], ["budget", 5]], [["name", "Draco"], ["budget", 7]]],
+        "n": 2,
+    }
+    new = [
+        {"id": "x1", "name": "Cygnus", "budget": 5, "status": "active"},
+        {"id": "x2", "name": "Draco", "budget": 7, "status": "active"},
+    ]
+    assert _verify("made", batch, _with("projects", {}, new), "added 2") == 1.0
+    assert _verify("made", batch, _with("projects", {}, new[:1]), "2") == pytest.approx(0.65)
+    extra = new + [{"id": "x3", "name": "Extra", "budget": 1, "status": "active"}]
+    assert _verify("made", batch, _with("projects", {}, extra), "2") == 0.0
+    assert _verify("made", batch, _with("projects", {"p1": {"budget": 1}}, new), "2") == 0.0
+    # a chain: a new project, then tasks linked to the key the API gave it
+    chain = {
+        "c": "tasks",
+        "k": "id",
+        "pc": "projects",
+        "pk": "id",
+        "pw": [["name", "Cygnus"]],
+        "pf": "project_id",
+        "all": [],
+        "want": [[["owner", "cy"]], [["owner", "dee"]]],
+        "n": 2,
+    }
+    final = {
+        "projects": STATE["projects"] + [{"id": "gen-9", "name": "Cygnus"}],
+        "tasks": STATE["tasks"]
+        + [{"id": "t8", "owner": "cy", "project_id": "gen-9"}]
+        + [{"id": "t9", "owner": "dee", "project_id": "gen-9"}],
+    }
+    assert _verify("made", chain, final, "I added 2 tasks.") == 1.0
+    final["tasks"][-1]["project_id"] = "p1"  # linked to an old project: not this one
+    assert _verify("made", chain, final, "2") == pytest.approx(0.35 + 0.3)
+
+
+def test_which_branch_and_children_scripts():
+    which = {"c": "tasks", "k": "id", "w": [["owner", "ada"]], "ks": ["t1", "t2"], "lf": "id"}
+    assert _verify("which", which, STATE, "Just t1.") == 1.0
+    assert _verify("which", which, STATE, "t1 and t2") == 0.0  # t2 is not ada's
+    # "for each of t1..t3: if its owner is ada set status done, otherwise blocked; how many done"
+    branch = {"c": "tasks", "k": "id", "w": [], "ks": ["t1", "t2", "t3"], "g": "status"}
+    branch.update(wc=[["owner", "ada"]], a="done", b="blocked")
+    final = _with("tasks", {"t1": {"status": "done"}, "t2": {"status": "blocked"}})
+    final["tasks"][2]["status"] = "done"
+    assert _verify("branch", branch, final, "2 of them") == 1.0
+    children = {"c": "tasks", "k": "id", "w": [["status", "open"]], "nf": "points", "op": "sum"}
+    children.update(tol=0.01, pf="project_id", pks=["p2"])
+    assert _verify("aggregate", children, STATE, "5") == 1.0
+    assert _verify("aggregate", children, STATE, "8") == 0.0
+    # numbers inside ids are not answers; a dump of many numbers is not an answer either
+    count = {**children, "op": "count", "nf": "", "pks": ["p1", "p2"]}
+    assert _verify("aggregate", count, STATE, "id 7c2be11e-fc27") == 0.0
+    assert _verify("aggregate", count, STATE, "There are 2.") == 1.0
+
+
+# -- templates, end to end ------------------------------------------------------------------
+def make_full_env() -> EnvSpec:
+    """The tracker with a create tool for projects (parents can be created, then children)."""
+    spec = make_op_env()
+    spec.tools.append(
+        _tool(
+            "createProject",
+            "write",
+            {"name": S, "status": {"type": "string", "enum": ["active", "archived"]}},
+            ["name"],
+            {
+                "op": "create",
+                "collection": "projects",
+                "body": {"name": "name", "status": "status"},
+            },
+        )
+    )
+    return spec
+
+
+def make_write_only_env() -> EnvSpec:
+    """An API that can only write: owners and their campaigns, created and updated."""
+    owners = [{"id": f"o{i}", "name": f"Owner {i}"} for i in range(1, 5)]
+    channels = ["mail", "web", "phone"]
+    campaigns = [
+        {"id": f"c{i}", "title": f"Campaign {i}", "budget": 50 * i, "channel": channels[i % 3]}
+        | {"owner_id": f"o{i % 4 + 1}"}
+        for i in range(1, 9)
+    ]
+    channel = {"type": "string", "enum": channels}
+    tools = [
+        _tool(
+            "createOwner",
+            "write",
+            {"name": S},
+            ["name"],
+            {"op": "create", "collection": "owners", "body": {"name": "name"}},
+        ),
+        _tool(
+            "createCampaign",
+            "write",
+            {"ownerId": S, "title": S, "budget": INT, "channel": channel},
+            ["ownerId", "title"],
+            {
+                "op": "create",
+                "collection": "campaigns",
+                "body": {"ownerId": "owner_id", "title": "title", "budget": "budget"}
+                | {"channel": "channel"},
+            },
+        ),
+        _tool(
+            "updateCampaign",
+            "write",
+            {"campaignId": S, "channel": channel, "title": S},
+            ["campaignId"],
+            {
+                "op": "update",
+                "collection": "campaigns",
+                "key": "campaignId",
+                "body": {"channel": "channel", "title": "title"},
+            },
+        ),
+    ]
+    return EnvSpec(
+        id="mailer",
+        name="Mailer",
+        description="Campaigns and their owners, write-only.",
+        tools=tools,
+        collections={
+            "owners": {"primary_key": "id"},
+            "campaigns": {"primary_key": "id", "references": {"owner_id": "owners"}},
+        },
+        records={"owners": owners, "campaigns": campaigns},
+        taxonomy={"l1": "L1-10 Productivity & Collaboration", "l2": "Mail", "l3": "Mailer"},
+        runtime=RuntimeSpec(max_turns=20),
+    )
+
+
+def _check_all(spec: EnvSpec, tasks: list[TaskSpec]) -> None:
+    env = AgentWorldEnv(spec, split="all")
+    for task in tasks:
+        result = replay_gold(env, task)
+        assert result.ok, (task.id, task.instruction, result.errors, result.verification)
+        assert score_answer(env, task, "") < 0.5, task.id
+        assert _first_call_reward(env, task) < 0.5, task.id
+
+
+NEW = (
+    "lookup_branch",
+    "children_agg",
+    "batch_read",
+    "batch_update",
+    "create_each",
+    "create_batch",
+    "create_chain",
+)
+
+
+@pytest.mark.parametrize("template", NEW)
+def test_each_new_template_yields_verified_tasks(template):
+    spec = make_full_env()
+    cfg = TaskSynthConfig(long_share=0.0, min_tasks=0)
+    made = synthesize_tasks(spec, n=4, seed=1, program_share=1.0, patterns=(template,), config=cfg)
+    tasks = [t for t in made if t.kind == "program"]
+    assert tasks, template
+    assert {t.provenance["method"] for t in tasks} == {template}
+    names = [t.name.casefold() for t in spec.tools]
+    for t in tasks:
+        assert not any(n in t.instruction.casefold() for n in names), t.instruction
+    spec.tasks = tasks
+    _check_all(spec, tasks)
+
+
+def test_lookup_branch_writes_the_branch_the_data_takes():
+    spec = make_full_env()
+    model, runner = build_model(spec), Runner(spec)
+    caps = capabilities(model, runner)
+    records = {c: {str(r[m.pk]): r for r in m.records} for c, m in model.collections.items()}
+    seen = set()
+    for seed in range(60):
+        prog = lookup_branch(model, caps, random.Random(seed), Knobs())
+        if prog is None:
+            continue
+        caller = Caller(runner, "t", 19)
+        prog.run(caller)
+        p = prog.params
+        x = records[p["c"]][p["ka"]][p["f"]]
+        if p["if"] == "eq":
+            yes = str(x) == str(p["v"])
+        elif p["if"] == "gt":
+            yes = x > p["v"]
+        else:
+            yes = x > records[p["c"]][p["kb"]][p["f"]]
+        target, act = p["then"] if yes else p["else"]
+        write = caller.calls[-1]
+        assert target in orjson.dumps(write["arguments"]).decode()
+        if act is not None:
+            assert act[1] in write["arguments"].values()
+        seen.add(p["if"])
+    assert {"eq", "gt", "cmp"} <= seen
+
+
+def test_create_batch_rule_sets_the_computed_field():
+    spec = make_write_only_env()
+    model, runner = build_model(spec), Runner(spec)
+    caps = capabilities(model, runner)
+    ruled = 0
+    for seed in range(40):
+        prog = create_batch(model, caps, random.Random(seed), Knobs())
+        if prog is None or "over" not in prog.request:
+            continue
+        caller = Caller(runner, "t", 19)
+        answer = prog.run(caller)
+        t = int(prog.request.split(" is over ")[1].split()[0])
+        budgets = [c["arguments"]["budget"] for c in caller.calls]
+        channels = [c["arguments"]["channel"] for c in caller.calls]
+        high = {ch for b, ch in zip(budgets, channels, strict=True) if b > t}
+        low = {ch for b, ch in zip(budgets, channels, strict=True) if b <= t}
+        assert len(high) == 1 and len(low) == 1 and high != low
+        assert str(sum(b > t for b in budgets)) in answer
+        ruled += 1
+    assert ruled
+
+
+def test_write_only_env_gets_ten_program_tasks():
+    spec = make_write_only_env()
+    tasks = synthesize_tasks(spec, n=12, seed=0)
+    assert len(tasks) >= 10
+    assert {t.kind for t in tasks} == {"program"}  # walks need reads: the quota moved
+    methods = {t.provenance["method"] for t in tasks}
+    assert {"create_batch", "create_chain", "batch_write"} <= methods
+    chains = [t for t in tasks if t.provenance["method"] == "create_chain"]
+    assert all(
+        str(c["arguments"].get("ownerId", "")).startswith("$0.")
+        for t in chains
+        for c in t.gold["calls"][1:]
+    )
+    spec.tasks = tasks
+    _check_all(spec, tasks)
+
+
+# -- the catalog ----------------------------------------------------------------------------
+def test_catalog_drops_seed_tasks_that_fail_acceptance(tmp_path):
+    spec = make_op_env()
+    lookup = TaskSpec(
+        id="tracker-0001",
+        instruction="Look up the task t01 and tell me its status.",
+        kind="graph",
+        reference_answer="done",
+        verifier={
+            "type": "rubric",
+            "criteria": [
+                {"text": "says done", "check": {"type": "answer_contains", "value": "done"}}
+            ],
+        },
+        gold={"type": "tool_chain", "calls": [{"name": "getTask", "arguments": {"taskId": "t01"}}]},
+        provenance={"synthesizer": "synth-envs/seed-tasks", "round": 0},
+    )
+    person = dataclasses.replace(lookup, id="tracker-0002", provenance={"author": "person"})
+    spec.tasks = [lookup, person]
+    spec.save(tmp_path / "tracker")
+    build_index(tmp_path)
+    report = synthesize_catalog([tmp_path / "tracker"], TaskSynthConfig(n=12), write=True)
+    totals = report.totals()
+    assert totals["other_tasks_dropped"] == {"trivial: first call alone scores >= 0.5": 1}
+    ids = [t["id"] for t in orjson.loads((tmp_path / "tracker" / "tasks.json").read_bytes())]
+    assert "tracker-0001" not in ids and "tracker-0002" in ids
+    assert totals["tasks_per_env"]["min"] >= 10
