@@ -245,15 +245,10 @@ def test_parse_reply_variants():
 
 
 # -- the pipeline -------------------------------------------------------------------------------
-def test_pipeline_keeps_llm_programs_when_the_builder_uses_the_writer(monkeypatch):
+def test_pipeline_keeps_llm_programs_and_reports_rejected_drafts(monkeypatch):
     from agentworld_gym.synthesis.tasks import program_tasks, synthesize_tasks
+    from agentworld_gym.synthesis.tasks.pipeline import EnvSynthesizer, TaskSynthConfig
 
-    def llm_program(self, task_id, knobs):  # the one-line change proposed for program_tasks
-        if not hasattr(self, "_writer"):
-            self._writer = ProgramWriter(self.model, self.runner, self.llm, self.seed)
-        return self._writer.candidate(task_id, knobs)
-
-    monkeypatch.setattr(program_tasks.ProgramTaskBuilder, "_llm_program", llm_program)
     monkeypatch.setattr(program_tasks.render, "paraphrase", lambda b, text, *a: text)
     spec = make_op_env()
     spec.tasks = synthesize_tasks(spec, n=6, seed=3, llm=ScriptedModel(reply(GOOD)))
@@ -263,6 +258,11 @@ def test_pipeline_keeps_llm_programs_when_the_builder_uses_the_writer(monkeypatc
     for task in spec.tasks:
         assert replay_gold(env, task).ok, task.id
         assert score_answer(env, task, "") < 0.5
+
+    spec = make_op_env()
+    cfg = TaskSynthConfig(n=6, seed=3)
+    _, report = EnvSynthesizer(spec, cfg, ScriptedModel("no code today")).run()
+    assert report.rejected["llm-program: no def program(call) in the reply"] >= 1
 
 
 # -- the embedded model -------------------------------------------------------------------------

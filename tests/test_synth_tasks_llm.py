@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from test_synth_tasks import make_op_env
 
 from agentworld_gym.env import AgentWorldEnv
@@ -13,28 +11,19 @@ from agentworld_gym.synthesis.tasks.graph import STRONG, ToolGraph
 from agentworld_gym.synthesis.tasks.model import build_model
 from agentworld_gym.synthesis.tasks.render import paraphrase
 
-VERIFY = """def verify(initial_state, final_state, answer):
-    import re
-    todo = [t["id"] for t in initial_state["tasks"] if t["status"] == "open"]
-    fin = {t["id"]: t for t in final_state["tasks"]}
-    done = sum(1 for k in todo if fin.get(k, {}).get("status") == "done")
-    said = str(len(todo)) in re.findall(r"\\d+", answer)
-    return 0.7 * done / max(len(todo), 1) + 0.3 * said
+PROGRAM = """Here you go:
+
+REQUEST: Close every open task and tell me how many you closed.
+```python
+def program(call):
+    closed = 0
+    for t in call("listTasks"):
+        if t["status"] == "open":
+            call("updateTask", taskId=t["id"], status="done")
+            closed += 1
+    return {"closed": closed}
+```
 """
-PROGRAM = {
-    "request": "Close every open task and tell me how many you closed.",
-    "steps": [
-        {
-            "for_each": {"call": "listTasks", "args": {}},
-            "as": "t",
-            "where": [["t.status", "==", "open"]],
-            "do": [{"call": "updateTask", "args": {"taskId": "$t.id", "status": "done"}}],
-            "count": "n",
-        }
-    ],
-    "answer": "I closed {n} tasks.",
-    "verify": VERIFY,
-}
 
 
 class ScriptedModel:
@@ -52,7 +41,7 @@ class ScriptedModel:
             return {"role": "assistant", "content": f"Hi! {self.leak}{text}"}
         if prompt.startswith("Tools of one API"):
             return {"role": "assistant", "content": '[["getSettings", "listTasks"], ["x", "y"]]'}
-        return {"role": "assistant", "content": "Here you go:\n" + json.dumps(PROGRAM)}
+        return {"role": "assistant", "content": PROGRAM}
 
 
 def test_llm_writes_programs_and_paraphrases_and_all_still_verify():
@@ -62,7 +51,7 @@ def test_llm_writes_programs_and_paraphrases_and_all_still_verify():
     written = [t for t in spec.tasks if t.provenance.get("method") == "llm-program"]
     assert len(written) == 1  # the same program twice is a duplicate
     n_open = sum(1 for t in spec.records["tasks"] if t["status"] == "open")
-    assert written[0].reference_answer == f"I closed {n_open} tasks."
+    assert written[0].reference_answer == f"closed: {n_open}"
     assert all(t.provenance.get("route") == "llm" for t in spec.tasks)
     assert any(t.instruction.startswith("Hi! ") for t in spec.tasks)
     env = AgentWorldEnv(spec, split="all")

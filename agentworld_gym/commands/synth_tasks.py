@@ -61,6 +61,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="requests never state a record's key (the agent finds every record)",
     )
+    p.add_argument(
+        "--min-tasks",
+        type=int,
+        default=10,
+        help="keep drawing while an environment has fewer tasks than this (default 10)",
+    )
+    p.add_argument(
+        "--keep-existing",
+        action="store_true",
+        help="keep other synthesizers' tasks that fail acceptance (default: drop them on --write)",
+    )
     p.add_argument("--llm-base-url", help="OpenAI-compatible server (optional)")
     p.add_argument("--llm-model", help="model name (with --llm-base-url)")
     p.add_argument("--llm-api-key", default=None)
@@ -116,6 +127,8 @@ def cmd_synth_tasks(args: argparse.Namespace) -> int:
         max_writes=args.max_writes,
         distractors=args.distractors,
         hide_ids=args.hide_ids,
+        min_tasks=args.min_tasks,
+        prune_existing=not args.keep_existing,
     )
     folders = env_folders(args.root, [] if args.all else args.env)
 

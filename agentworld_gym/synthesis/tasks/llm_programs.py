@@ -64,11 +64,6 @@ from agentworld_gym.synthesis.tasks.llm_program_exec import (
     ProgramExecutor,
     Rejected,
 )
-from agentworld_gym.synthesis.tasks.llm_program_json import (  # the earlier JSON route
-    Interpreter,
-    answer_text,
-    write_program,
-)
 from agentworld_gym.synthesis.tasks.llm_program_policy import ALLOWED_MODULES, check
 from agentworld_gym.synthesis.tasks.llm_program_verify import Derived, derive
 from agentworld_gym.synthesis.tasks.model import CollectionModel, EnvModel, ToolModel
@@ -79,13 +74,10 @@ from agentworld_gym.synthesis.tasks.values import rng_for
 __all__ = [
     "Draft",
     "Guide",
-    "Interpreter",
     "ProgramWriter",
-    "answer_text",
     "parse_reply",
     "program_candidate",
     "prompt",
-    "write_program",
 ]
 
 logger = logging.getLogger(__name__)

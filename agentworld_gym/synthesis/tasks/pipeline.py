@@ -236,6 +236,8 @@ class EnvSynthesizer:
             if all(len(kept[k]) >= plan[k] for k in KINDS):
                 break
         report.kept = {k: len(v) for k, v in kept.items()}
+        if self.programs.writer is not None:  # LLM drafts that fell back to a template
+            report.rejected.update(self.programs.writer.rejected)
         report.wanted = plan
         report.tried = dict(tried)
         report.seconds = time.perf_counter() - start

@@ -14,7 +14,7 @@ from agentworld_gym.synthesis.tasks.candidate import (
     acceptance_cases,
     difficulty,
 )
-from agentworld_gym.synthesis.tasks.llm_programs import Interpreter, answer_text, write_program
+from agentworld_gym.synthesis.tasks.llm_programs import ProgramWriter
 from agentworld_gym.synthesis.tasks.model import EnvModel
 from agentworld_gym.synthesis.tasks.programs import Caller, Program, ProgramError, capabilities
 from agentworld_gym.synthesis.tasks.runner import Runner
@@ -102,12 +102,14 @@ class ProgramTaskBuilder(TaskBuilder):
         """Draws without an instance per template; past ``MAX_MISSES`` (plus two per draw
         that had one) it is not tried again."""
         self.hits: Counter[str] = Counter()
+        self.writer = ProgramWriter(model, runner, llm, seed) if llm is not None else None
+        """The LLM route: programs written in Python (see :mod:`.llm_programs`)."""
 
     def build(
         self, rng: random.Random, task_id: str, knobs: Knobs, patterns: tuple[str, ...] = ()
     ) -> Candidate | str:
-        if self.llm is not None and rng.random() < LLM_SHARE:
-            made = self._llm_program(task_id, knobs)
+        if self.writer is not None and rng.random() < LLM_SHARE:
+            made = self.writer.candidate(task_id, knobs)
             if not isinstance(made, str):
                 return made
         names = [
@@ -168,29 +170,6 @@ class ProgramTaskBuilder(TaskBuilder):
 
     def _writes(self, calls: list[dict[str, Any]]) -> int:
         return sum(1 for c in calls if self.model.tools[c["name"]].writes)
-
-    def _llm_program(self, task_id: str, knobs: Knobs) -> Candidate | str:
-        """A program the LLM wrote (see :mod:`.llm_programs`), or why there is none."""
-        try:
-            data = write_program(self.llm, self.model)
-        except Exception as exc:  # an unreachable endpoint falls back to the templates
-            return f"llm: {type(exc).__name__}"
-        if not data:
-            return "llm: no program in the reply"
-        caller = Caller(self.runner, task_id, knobs.max_calls)
-        try:
-            values = Interpreter(self.model, caller).run(data["steps"])
-        except (ProgramError, TypeError, ValueError, KeyError, AttributeError):
-            return "llm: program failed"
-        answer = answer_text(str(data.get("answer", "")), values)
-        flow = [k for k in ("for_each", "where", "if", "count", "sum") if k in str(data["steps"])]
-        diff = difficulty(
-            caller.calls, self._writes(caller.calls), 2, flow, "mixed", pattern="aggregate"
-        )
-        family = f"p:llm:{data['request'][:40]}"
-        return self._package(
-            caller, data["request"], answer, str(data["verify"]), diff, "llm-program", family, knobs
-        )
 
     def _package(
         self,
