@@ -46,11 +46,25 @@ from agentworld_gym.synthesis.tasks.values import (
 )
 
 OP_WORDS = {"sum": "total", "avg": "average", "max": "highest", "min": "lowest"}
+
+
+def _nonempty(fn: Callable[[list[float]], float]) -> Callable[[list[float]], float]:
+    """``fn`` over a list that must hold a value: a program whose records have none (e.g. on
+    an evolved database) fails as a program, not with ZeroDivisionError."""
+
+    def agg(values: list[float]) -> float:
+        if not values:
+            raise ProgramError("nothing to aggregate")
+        return fn(values)
+
+    return agg
+
+
 AGG: dict[str, Callable[[list[float]], float]] = {
     "sum": sum,
-    "avg": lambda v: sum(v) / len(v),
-    "max": max,
-    "min": min,
+    "avg": _nonempty(lambda v: sum(v) / len(v)),
+    "max": _nonempty(max),
+    "min": _nonempty(min),
 }
 _J = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
 _J.filters["a"] = lambda noun: ("an " if str(noun)[:1].lower() in "aeiou" else "a ") + str(noun)
