@@ -29,6 +29,10 @@ test: setup  ## lint and run the whole test suite
 demo: setup  ## the main job: SFT warm start, GRPO, held-out eval with the embedded model (CPU)
 	$(PY) experiments/train.py
 
+.PHONY: evolve
+evolve: setup  ## self-evolution demo: 2 rounds with the embedded model (CPU; rerun resumes)
+	$(PY) experiments/evolve.py out_dir=outputs/evolve-demo
+
 bench: setup-core  ## environment speed benchmark
 	$(PY) benchmarks/env_speed.py --env notion
 

@@ -20,7 +20,7 @@ from agentworld_gym.llm.base import LLMConfig
 from agentworld_gym.llm.vllm_backend import VLLMConfig
 from algorithms.evaluate import EvalConfig, EvalResult, comparison_table, evaluate, write_report
 from algorithms.grpo.config import GRPOConfig
-from algorithms.models import ModelConfig, load_policy, merge_adapters
+from algorithms.models import ModelConfig, Policy, load_policy, merge_adapters
 from algorithms.pool import EnvPoolConfig, TaskPool
 from algorithms.sft import SFTConfig, run_sft
 from algorithms.tracking import LoggerConfig, Tracker, plot_eval
@@ -87,7 +87,7 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     pool = TaskPool(cfg.env_pool)
-    tracker = Tracker(cfg.logger, out_dir, _as_dict(cfg))
+    tracker = Tracker(cfg.logger, out_dir, as_dict(cfg))
     summary: dict[str, Any] = {"env_ids": pool.env_ids}
     results: dict[str, EvalResult] = {}
     try:
@@ -108,8 +108,8 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
         if cfg.eval.before:
             results["base"] = _evaluate(generator, pool, cfg, tracker, "eval_base")
         if cfg.warm_start.enabled:
-            summary.update(run_sft(policy, pool, cfg.warm_start, tracker, out_dir / "warm_start"))
-            policy = merge_adapters(policy)  # the warm-started model is GRPO's KL reference
+            policy, metrics = warm_start(policy, pool, cfg.warm_start, tracker, out_dir)
+            summary.update(metrics)
             generator.sync_weights(policy.model)
             if cfg.eval.before and cfg.eval.after and _training_steps(cfg) > 0:
                 results["sft"] = _evaluate(generator, pool, cfg, tracker, "eval_sft")
@@ -135,6 +135,16 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
     finally:
         tracker.close()
         pool.close()
+
+
+def warm_start(
+    policy: Policy, pool: TaskPool, config: SFTConfig, tracker: Tracker | None, out_dir: Path
+) -> tuple[Policy, dict[str, float]]:
+    """SFT on the pool's gold trajectories (checkpoints in ``out_dir/warm_start``, so a rerun
+    only reloads a finished one), then the adapters folded in: the warm-started model is
+    what "adapters off" means from then on — GRPO's KL reference."""
+    metrics = run_sft(policy, pool, config, tracker, Path(out_dir) / "warm_start")
+    return merge_adapters(policy), metrics
 
 
 def _training_steps(cfg: TrainConfig) -> int:
@@ -173,7 +183,7 @@ def _finish(summary, results, tracker, out_dir, t_start) -> dict[str, Any]:
     return summary
 
 
-def _as_dict(cfg: TrainConfig) -> dict[str, Any]:
+def as_dict(cfg: Any) -> dict[str, Any]:
     """The config as JSON-friendly data (enums as their values) for wandb and the run files."""
     import json
 

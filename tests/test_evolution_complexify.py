@@ -197,3 +197,53 @@ def test_traced_values_are_reread_by_item_id_and_inside_text():
     from agentworld_gym.evolution.values import MISSING
 
     assert read_anchored(old, gone, ref) is MISSING
+
+
+def _years_env(timespan_year_pk: bool):
+    from agentworld_gym.spec import EnvSpec
+
+    years = [{"id": f"y{i}", "year": 2010 + i} for i in range(6)]
+    spans = [
+        {"timespan": i, "year": (f"y{i % 6}" if timespan_year_pk else 2010 + i % 6)}
+        for i in range(1, 9)
+    ]
+    return EnvSpec(
+        id="years-x",
+        name="Years",
+        description="Years and time spans.",
+        tools=[],
+        collections={
+            "years": {"primary_key": "id"},
+            "spans": {"primary_key": "timespan", "references": {"year": "years"}},
+        },
+        records={"years": years, "spans": spans},
+    )
+
+
+@pytest.mark.parametrize("by_key", [True, False])
+def test_a_declared_reference_is_followed_only_when_it_holds_keys(by_key):
+    spec = _years_env(timespan_year_pk=by_key)
+    cons = infer_constraints(spec)
+    assert ("year" in cons.references["spans"]) is by_key
+    result = complexify(spec, RICH, seed=3)
+    assert result.violations == []
+    new_years = [r["year"] for r in result.records["spans"][8:]]
+    assert new_years and all(isinstance(y, str if by_key else int) for y in new_years)
+
+
+def test_a_database_that_cannot_be_complexified_is_refused():
+    from agentworld_gym.spec import EnvSpec
+
+    rows = [{"id": [{"a": i}], "name": f"n{i}"} for i in range(3)]
+    spec = EnvSpec(
+        id="odd-keys",
+        name="Odd",
+        description="List-valued keys.",
+        tools=[],
+        collections={"things": {"primary_key": "id"}},
+        records={"things": rows},
+    )
+    result = evolve_env(
+        spec, Guidelines(spec.id), EvolutionConfig(), FallbackSynthesizer(), round_index=0, seed=1
+    )
+    assert result.spec is None and "not complexified" in result.report["refused"]

@@ -62,8 +62,10 @@ def _accepts(fn: Callable[..., Any], name: str) -> bool:
 class SynthesisTasksAdapter:
     """``synthesis.tasks`` behind the :class:`TaskSynthesizer` protocol.
 
-    Falls back to ``fallback`` for an environment where the package yields nothing
-    (e.g. it only handles some tool kinds), so the loop always gets tasks where possible.
+    Falls back to ``fallback`` for an environment where the package yields nothing (e.g. it
+    only handles some tool kinds) or raises (logged as a warning: a synthesis bug on one
+    environment must not end a long run), so the loop always gets tasks where possible.
+    Without a ``fallback`` the exception propagates.
     """
 
     def __init__(
@@ -106,7 +108,21 @@ class SynthesisTasksAdapter:
                     name = next((n for n in names if _accepts(self.fn, n)), None)
                     if name is not None:
                         options[name] = getattr(guidelines, knob)
-        tasks = list(self.fn(spec, n, seed, **options) or [])
+        try:
+            tasks = list(self.fn(spec, n, seed, **options) or [])
+        except Exception as exc:  # one env's failure must not end a long run
+            if self.fallback is None:
+                raise
+            logger.warning(
+                "%s failed on %s (seed %d): %s: %s; using the fallback synthesizer",
+                self.name,
+                spec.id,
+                seed,
+                type(exc).__name__,
+                exc,
+                exc_info=logger.isEnabledFor(logging.DEBUG),
+            )
+            tasks = []
         tasks = [t if isinstance(t, TaskSpec) else TaskSpec(**t) for t in tasks]
         if not tasks and self.fallback is not None:
             return self.fallback.synthesize(spec, n, seed, guidelines)

@@ -120,18 +120,14 @@ def commit_versions(
 
 
 def register(root: str | Path) -> list[str]:
-    """Register the catalog with Gymnasium; a clash with another root is a warning here.
+    """Register the catalog being evolved with Gymnasium; its entries win every clash.
 
-    Gymnasium's registry is global to the process: evolving a *copy* of a catalog that is
-    already registered (``envs_generated/`` at import) clashes on the shared versions. The
-    loop does not need the registration (it loads specs from their folders, and the
-    training pool carries every folder), so it warns instead of failing.
+    Gymnasium's registry is global to the process: an evolved *copy* of a catalog that is
+    already registered (``envs_generated/`` at import) shares its ``-v0`` ids. The copy is
+    what the loop trains and evaluates on, so its entries take those ids over (same
+    content, and its new versions resolve through the same registry).
     """
-    try:
-        return register_catalog(root)
-    except RegistrationError as exc:
-        logger.warning("not every environment of %s could be registered: %s", root, exc)
-        return []
+    return register_catalog(root, replace=True)
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentworld_gym.evolution.complexify import complexify
+from agentworld_gym.evolution.complexify import ComplexifyError, complexify
 from agentworld_gym.evolution.config import EvolutionConfig
 from agentworld_gym.evolution.protocols import Guidelines, TaskSynthesizer
 from agentworld_gym.evolution.rederive import rederive_tasks, replay
@@ -68,7 +68,12 @@ def evolve_env(
         "from_version": spec.version,
         "guidelines": guidelines.to_dict(),
     }
-    result = complexify(spec, config.complexify, seed, distractors=guidelines.distractors)
+    try:
+        result = complexify(spec, config.complexify, seed, distractors=guidelines.distractors)
+    except ComplexifyError as exc:
+        report["refused"] = f"database not complexified: {exc}"
+        logger.warning("%s: %s; no new version", spec.id, report["refused"])
+        return EvolvedEnv(None, report)
     report["records_added"] = {c: len(keys) for c, keys in result.added.items()}
     report["record_kinds"] = result.kinds
     report["constraints"] = result.constraints.to_dict()

@@ -103,7 +103,9 @@ def infer_constraints(spec: EnvSpec) -> Constraints:
     for coll, recs in rows.items():
         pk = cons.primary_keys[coll]
         declared = dict((spec.collections.get(coll) or {}).get("references", {}))
-        cons.references[coll] = {f: t for f, t in declared.items() if t in rows}
+        cons.references[coll] = {
+            f: t for f, t in declared.items() if t in rows and _holds_keys(recs, f, keys[t])
+        }
         cons.enums[coll] = dict(tool_enums.get(coll, {}))
         cons.unique[coll] = set()
         cons.shapes[coll] = defaultdict(set)
@@ -137,6 +139,14 @@ def infer_constraints(spec: EnvSpec) -> Constraints:
                     cons.unique[coll].add(fld)
         cons.shapes[coll] = dict(cons.shapes[coll])
     return cons
+
+
+def _holds_keys(recs: list[dict[str, Any]], fld: str, keys: set[str]) -> bool:
+    """Whether most values of ``fld`` are primary keys of the target: a declared reference
+    may join on another field (``year: 2014`` naming the ``years`` record whose ``year`` is
+    2014, not its id), and such a field is left to the plain-field rules."""
+    values = [str(r[fld]) for r in recs if r.get(fld) is not None]
+    return 2 * sum(v in keys for v in values) >= len(values)
 
 
 def check_constraints(
@@ -197,6 +207,11 @@ class ComplexifyResult:
     violations: list[str]
 
 
+class ComplexifyError(ValueError):
+    """The database cannot be complexified (e.g. no fresh key can be made in a key's format);
+    the co-evolution refuses the new version."""
+
+
 class _Fresh:
     """Fresh values that keep a column's format and stay unique."""
 
@@ -209,7 +224,7 @@ class _Fresh:
             value = self._next(template, values, attempt)
             if str(value) not in taken and shape_of(value) == shape_of(template):
                 return value
-        raise ValueError(f"cannot make a fresh value like {template!r}")
+        raise ComplexifyError(f"cannot make a fresh value like {template!r}")
 
     def _next(self, template: Any, values: list[Any], attempt: int) -> Any:
         shape = shape_of(template)
