@@ -3,7 +3,8 @@
 Works with any model: a token-level generator (the policy in process, vLLM) runs batched
 episodes through :func:`~algorithms.grpo.rollout.run_episodes`; any other
 :class:`~agentworld_gym.llm.LLMBackend` (a model behind an OpenAI-compatible server, the
-``openai`` backend) plays episodes through ``chat()``, several at once in threads.
+``openai`` backend) plays episodes through ``chat()`` in the shared loop
+(:func:`agentworld_gym.integrations.rollout.run_episode`), several at once in threads.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentworld_gym.integrations.rollout import backend_policy, run_episode
 from algorithms.grpo.rollout import INVALID_CALL_ERRORS, RolloutConfig, Trajectory, run_episodes
 from algorithms.pool import TaskPool, TaskRef
 
@@ -147,35 +149,29 @@ def summarise(trajs: list[Trajectory], pool: TaskPool) -> EvalResult:
 def _chat_episodes(backend: Any, pool: TaskPool, tasks: list[TaskRef], config: EvalConfig) -> list:
     def play(i: int) -> Trajectory:
         task = tasks[i]
+        policy = backend_policy(
+            backend,
+            temperature=config.temperature,
+            max_tokens=config.max_new_tokens,
+            seed=config.seed + i,
+        )
         env = pool.acquire(task.env_id, config.split)
         try:
-            _, info = env.reset(seed=config.seed + i, options={"task_id": task.task_id})
-            traj = Trajectory(task)
-            messages, tools = info["messages"], info["tools"]
-            for _ in range(config.max_turns):
-                reply = backend.chat(
-                    messages,
-                    tools,
-                    temperature=config.temperature,
-                    max_tokens=config.max_new_tokens,
-                    seed=config.seed + i,
-                )
-                _, reward, terminated, truncated, info = env.step(reply)
-                traj.turns += 1
-                for result in info.get("tool_results", []):
-                    traj.tool_calls += 1
-                    traj.invalid_tool_calls += int(result.get("error") in INVALID_CALL_ERRORS)
-                messages = info["messages"]
-                if terminated or truncated:
-                    traj.reward, traj.end = float(reward), "answer" if terminated else "max_turns"
-                    break
-            else:
-                _, reward, _, _, info = env.step({"name": "submit", "arguments": {"answer": ""}})
-                traj.reward, traj.end = float(reward), "max_turns"
-            traj.messages = info.get("messages", [])
-            return traj
+            episode = run_episode(
+                env, task.task_id, policy, seed=config.seed + i, max_turns=config.max_turns
+            )
         finally:
             pool.release(env, task.env_id, config.split)
+        calls = [result for step in episode.tool_results for result in step]
+        return Trajectory(
+            task,
+            reward=episode.reward,
+            turns=episode.turns,
+            tool_calls=len(calls),
+            invalid_tool_calls=sum(r.get("error") in INVALID_CALL_ERRORS for r in calls),
+            end="answer" if episode.terminated else "max_turns",
+            messages=episode.messages,
+        )
 
     with ThreadPoolExecutor(max_workers=max(1, config.batch_size)) as executor:
         return list(executor.map(play, range(len(tasks))))

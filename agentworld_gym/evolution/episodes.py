@@ -1,8 +1,9 @@
 """Evaluation episodes with their full trajectories: what diagnosis reads.
 
 :func:`run_episode` plays one task with any :class:`~agentworld_gym.llm.LLMBackend` as the
-policy and keeps everything the diagnosis needs (messages, per-step tool results, the answer,
-the verifier's breakdown). A trainer's ``evaluate`` can be a one-liner over
+policy through the shared loop (:func:`agentworld_gym.integrations.rollout.run_episode`) and
+keeps, as an :class:`EpisodeRecord`, everything the diagnosis needs (messages, per-step tool
+results, the answer, the verifier's breakdown). A trainer's ``evaluate`` can be a one-liner over
 :func:`evaluate_with_policy`.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.integrations import rollout
 from agentworld_gym.llm.base import LLMBackend
 from agentworld_gym.spec import EnvSpec
 
@@ -59,6 +61,33 @@ class EpisodeRecord:
         return dataclasses.asdict(self)
 
     @classmethod
+    def from_trajectory(
+        cls,
+        trajectory: rollout.Trajectory,
+        *,
+        l1: str | None = None,
+        success_threshold: float = 1.0,
+    ) -> EpisodeRecord:
+        """The record of a finished :class:`~agentworld_gym.integrations.rollout.Trajectory`.
+
+        ``l1`` defaults to the trajectory's category; ``success`` is judged against
+        ``success_threshold`` (the evolution's own bar, not the rollout's 1.0).
+        """
+        return cls(
+            env_id=trajectory.env_id,
+            task_id=trajectory.task_id,
+            l1=l1 if l1 is not None else trajectory.category,
+            reward=trajectory.reward,
+            success=trajectory.reward >= success_threshold - 1e-9,
+            messages=trajectory.messages,
+            tool_results=trajectory.tool_results,
+            final_answer=trajectory.final_answer,
+            truncated=trajectory.truncated,
+            verification=trajectory.verification,
+            turns=trajectory.turns,
+        )
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EpisodeRecord:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
@@ -84,34 +113,9 @@ def run_episode(
     its assistant message goes to ``env.step`` unchanged, so whatever the backend emits
     (OpenAI ``tool_calls``, Hermes text, plain answers) is judged exactly as in training.
     """
-    _, info = env.reset(options={"task_id": task_id})
-    tools = info["tools"]
-    messages = info["messages"]
-    steps: list[list[dict[str, Any]]] = []
-    reward, truncated, answer, verification = 0.0, False, None, {}
-    while True:
-        message = policy.chat(messages, tools, **(sampling or {}))
-        _, reward, terminated, truncated, info = env.step(message)
-        steps.append(list(info["tool_results"]))
-        messages = info["messages"]
-        if terminated or truncated:
-            answer = info.get("final_answer")
-            verification = info.get("verification", {})
-            break
-    reward = float(reward)
-    return EpisodeRecord(
-        env_id=env.spec_data.gym_id,
-        task_id=task_id,
-        l1=l1 if l1 is not None else env.spec_data.taxonomy.get("l1", ""),
-        reward=reward,
-        success=reward >= success_threshold - 1e-9,
-        messages=list(messages),
-        tool_results=steps,
-        final_answer=answer,
-        truncated=bool(truncated),
-        verification=verification,
-        turns=len(steps),
-    )
+    policy_fn = rollout.backend_policy(policy, **(sampling or {}))
+    trajectory = rollout.run_episode(env, task_id, policy_fn)
+    return EpisodeRecord.from_trajectory(trajectory, l1=l1, success_threshold=success_threshold)
 
 
 def evaluate_with_policy(

@@ -1,11 +1,13 @@
 """One episode, any policy: the loop that evaluation, Ray workers and examples share.
 
 A **policy** is any callable ``policy(messages, tools) -> action`` where ``messages`` is the
-OpenAI chat so far (``env.messages``), ``tools`` the OpenAI tool schemas (``info["tools"]``)
-and ``action`` anything ``env.step`` accepts: an OpenAI assistant message dict (what every
-:class:`~agentworld_gym.llm.LLMBackend` returns), JSON text, Hermes ``<tool_call>`` text or a
-plain-text final answer. A policy may put extra keys in the message dict it returns (token ids,
-logprobs): the environment ignores them and :class:`Trajectory` keeps them in ``actions``.
+OpenAI chat so far (``info["messages"]``, a read-only :class:`~agentworld_gym.env.MessagesView`:
+``list(messages)`` to mutate or JSON-encode it), ``tools`` the OpenAI tool schemas
+(``info["tools"]``) and ``action`` anything ``env.step`` accepts: an OpenAI assistant message
+dict (what every :class:`~agentworld_gym.llm.LLMBackend` returns), JSON text, Hermes
+``<tool_call>`` text or a plain-text final answer. A policy may put extra keys in the message
+dict it returns (token ids, logprobs): the environment ignores them and :class:`Trajectory`
+keeps them in ``actions``.
 
 >>> from agentworld_gym.registry import load_spec
 >>> spec = load_spec("notion")
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import gymnasium as gym
 import orjson
 
 from agentworld_gym.env import AgentWorldEnv
@@ -64,6 +67,8 @@ class Trajectory:
     messages: list[dict[str, Any]] = field(default_factory=list)
     actions: list[Any] = field(default_factory=list)
     """What the policy returned at each turn, as returned (extra keys included)."""
+    tool_results: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Per turn, ``info["tool_results"]``: ``{"name", "ok", "error"}`` per call."""
     error: str | None = None
     """Why the episode could not finish (the policy raised); its reward is 0."""
     attempts: int = 1
@@ -73,10 +78,28 @@ class Trajectory:
         return asdict(self)
 
 
+CLOSE_ACTION = {"name": "submit", "arguments": {"answer": ""}}
+"""What :func:`run_episode` sends when its own ``max_turns`` cap ends an episode: an empty
+``submit``, so the verifier scores the state reached (as the env does at its turn budget)."""
+
+
 def run_episode(
-    env: AgentWorldEnv, task_id: str, policy: Policy, *, seed: int | None = None
+    env: gym.Env,
+    task_id: str,
+    policy: Policy,
+    *,
+    seed: int | None = None,
+    max_turns: int | None = None,
 ) -> Trajectory:
     """Reset ``env`` on ``task_id`` and let ``policy`` act until the episode ends.
+
+    Args:
+        env: an :class:`AgentWorldEnv`, bare or wrapped (``gym.make``).
+        task_id: the task to play.
+        policy: ``policy(messages, tools) -> action``.
+        seed: the reset seed.
+        max_turns: cap the policy's turns below the env's own budget; an episode still open
+            then is closed with :data:`CLOSE_ACTION` (``truncated``, no ``final_answer``).
 
     Raises:
         Exception: whatever the policy raises (the caller decides whether to retry);
@@ -84,7 +107,7 @@ def run_episode(
     """
     start = time.perf_counter()
     _, info = env.reset(seed=seed, options={"task_id": task_id})
-    spec = env.spec_data
+    spec = env.unwrapped.spec_data
     trajectory = Trajectory(
         env_id=spec.gym_id,
         task_id=task_id,
@@ -92,20 +115,24 @@ def run_episode(
         category=spec.taxonomy.get("l1", ""),
     )
     tools = info["tools"]
-    done = False
-    while not done:
-        action = policy(env.messages, tools)
+    reward, terminated, truncated, closed = 0.0, False, False, False
+    while not (terminated or truncated):
+        if max_turns is not None and trajectory.turns >= max_turns:
+            _, reward, _, _, info = env.step(CLOSE_ACTION)
+            truncated = closed = True
+            break
+        action = policy(info["messages"], tools)
         trajectory.actions.append(action)
-        _, reward, terminated, truncated, step_info = env.step(action)
+        _, reward, terminated, truncated, info = env.step(action)
         trajectory.turns += 1
-        done = terminated or truncated
+        trajectory.tool_results.append(list(info["tool_results"]))
     trajectory.reward = float(reward)
     trajectory.success = trajectory.reward >= SUCCESS_THRESHOLD
     trajectory.terminated = bool(terminated)
     trajectory.truncated = bool(truncated)
-    trajectory.final_answer = step_info.get("final_answer")
-    trajectory.verification = step_info.get("verification", {})
-    trajectory.messages = env.messages
+    trajectory.final_answer = None if closed else info.get("final_answer")
+    trajectory.verification = info.get("verification", {})
+    trajectory.messages = list(info["messages"])
     trajectory.elapsed_s = time.perf_counter() - start
     return trajectory
 
