@@ -476,3 +476,21 @@ def test_catalog_writer_leaves_foreign_envs_alone(tmp_path):
         "handmade",
         "petstore",
     }
+
+
+def test_environment_needs_enough_non_trivial_tasks(tmp_path, pet_result, monkeypatch):
+    """Kept only if task synthesis (the catalog's run) makes MIN_SYNTH_TASKS tasks for it."""
+    from agentworld_gym.synthesis.envs import build
+
+    (env,) = pet_result.envs
+    made = build.synthesizable_tasks(env.spec, env.tasks, env.records)
+    assert made >= build.MIN_SYNTH_TASKS
+    path = tmp_path / "petstore.json"
+    path.write_bytes(orjson.dumps(petstore()))
+    monkeypatch.setattr(build, "MIN_SYNTH_TASKS", made + 1)
+    result = process_spec("petstore.test", path, "petstore", 0, "test")
+    assert not result.envs
+    (rejected,) = result.rejected
+    assert rejected["reason"] == "tasks"
+    assert rejected["detail"].startswith(f"tasks: fewer than {made + 1} non-trivial tasks")
+    assert f"made {made})" in rejected["detail"]

@@ -26,10 +26,22 @@ from agentworld_gym.synthesis.envs.seed import Generator
 from agentworld_gym.synthesis.envs.source import PACKAGE, license_family, usable_license
 from agentworld_gym.synthesis.envs.tasks import TaskBuilder
 from agentworld_gym.synthesis.envs.validate import Checker, check_gym, check_tasks
+from agentworld_gym.synthesis.tasks.pipeline import (
+    EnvSynthesizer,
+    TaskSynthConfig,
+    existing_signatures,
+)
 from agentworld_gym.taxonomy import KeywordClassifier
 
 MIN_TOOLS = 5
 MIN_TASKS = 3
+MIN_SYNTH_TASKS = 10
+"""Fewest non-trivial verifiable tasks task synthesis must make for an environment to stay
+(the catalog's seed tasks are one-call lookups that task synthesis drops as trivial)."""
+TASK_CHECK_N = 18
+TASK_CHECK_SEED = 0
+"""The task-synthesis run the rule above makes: the catalog's own (``agentworld synth tasks
+--n 18 --seed 0``), so a kept environment is one that run gives at least ``MIN_SYNTH_TASKS``."""
 SYNTHESIZER = "synth-envs"
 _TLD = re.compile(r"\.(com|io|org|net|local|co|dev|app|ai|us|info|me|gov|uk|de|fr)$")
 _CLASSIFIER: KeywordClassifier | None = None
@@ -229,6 +241,14 @@ def build_env(
     data = env.to_dict()
     text = classification_fields(data)
     env.taxonomy = data["taxonomy"] = _classifier().classify(text).to_taxonomy()
+    tasks = [dataclasses.asdict(t) for t in env.tasks]
+    n_synth = synthesizable_tasks(data, tasks, records)
+    if n_synth < MIN_SYNTH_TASKS:
+        return (
+            f"tasks: fewer than {MIN_SYNTH_TASKS} non-trivial tasks "
+            f"(task synthesis --n {TASK_CHECK_N} --seed {TASK_CHECK_SEED} made {n_synth})",
+            dropped,
+        )
     stats = {
         "spec": spec.key,
         "provider": spec.provider,
@@ -237,8 +257,23 @@ def build_env(
         "records": sum(len(v) for v in records.values()),
         "tasks": len(env.tasks),
     }
-    tasks = [dataclasses.asdict(t) for t in env.tasks]
     return EnvResult(slug, data, tasks, records, text, stats), dropped
+
+
+def synthesizable_tasks(
+    data: dict[str, Any], tasks: list[dict[str, Any]], records: dict[str, Any]
+) -> int:
+    """How many non-trivial verifiable tasks task synthesis keeps for an environment, as
+    ``agentworld synth tasks`` would on its written folder: new tasks plus the seed tasks
+    that pass its acceptance rules. Works on a copy, through JSON and with the collections
+    in file-name order, as :meth:`Database.from_folder` reads the folder (the order matters)."""
+    spec = EnvSpec.from_dict(orjson.loads(orjson.dumps(data)), orjson.loads(orjson.dumps(tasks)))
+    spec.records = orjson.loads(orjson.dumps(dict(sorted(records.items()))))
+    synth = EnvSynthesizer(spec, TaskSynthConfig(n=TASK_CHECK_N, seed=TASK_CHECK_SEED))
+    failed = synth.audit(spec.tasks)
+    existing = [t for t in spec.tasks if t.id not in failed]
+    cands, _ = synth.run(existing_signatures(existing))
+    return len(cands) + len(existing)
 
 
 def classification_fields(env: dict[str, Any]) -> dict[str, Any]:
