@@ -13,25 +13,14 @@ pytest.importorskip("transformers")
 torch.set_num_threads(1)  # tiny models: one thread, no stalls on a busy machine
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toy_env import make_spec  # noqa: E402
 
 import agentworld_gym  # noqa: E402
-from agentworld_gym.registry import build_index  # noqa: E402
 from algorithms.grpo.config import GRPOConfig  # noqa: E402
 from algorithms.grpo.logprobs import make_micro_batches, token_logprobs  # noqa: E402
 from algorithms.grpo.rollout import RolloutConfig, run_episodes  # noqa: E402
 from algorithms.grpo.trainer import GRPOTrainer  # noqa: E402
 from algorithms.models import ModelConfig, load_policy  # noqa: E402
 from algorithms.pool import EnvPoolConfig, TaskPool  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def toy_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The toy env as a catalog folder, built once per session."""
-    root = tmp_path_factory.mktemp("toy-catalog")
-    make_spec().save(root / "toy")
-    build_index(root)
-    return root
 
 
 def toy_pool(root: Path, train_split: str = "train") -> TaskPool:

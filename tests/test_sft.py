@@ -12,22 +12,11 @@ pytest.importorskip("transformers")
 torch.set_num_threads(1)  # tiny models: one thread, no stalls on a busy machine
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toy_env import make_spec  # noqa: E402
 
 import agentworld_gym  # noqa: E402
-from agentworld_gym.registry import build_index  # noqa: E402
 from algorithms.models import ModelConfig, load_policy  # noqa: E402
 from algorithms.pool import EnvPoolConfig, TaskPool  # noqa: E402
 from algorithms.sft import SFTConfig, gold_examples, run_sft  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def toy_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The toy env as a catalog folder, built once per session."""
-    root = tmp_path_factory.mktemp("toy-catalog")
-    make_spec().save(root / "toy")
-    build_index(root)
-    return root
 
 
 @pytest.fixture
