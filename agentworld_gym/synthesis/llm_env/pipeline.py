@@ -29,10 +29,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.llm.base import LLMBackend, Message
+from agentworld_gym.prompt_templates import prompt_environment
 from agentworld_gym.release.importer import ImportOptions, import_release
 from agentworld_gym.sandbox import SandboxLimits
 from agentworld_gym.spec import DEFAULT_CLOCK
@@ -52,7 +51,6 @@ from agentworld_gym.synthesis.llm_env.parse import (
 from agentworld_gym.synthesis.llm_env.testing import HEADER, ToolVerdict, run_tests, tool_source
 from agentworld_gym.taxonomy import L1_CATEGORIES, KeywordClassifier
 
-PROMPTS = Path(__file__).resolve().parents[2] / "prompts" / "llm_env"
 SOURCE = "llm-synthesis"
 
 
@@ -148,19 +146,6 @@ class SynthResult:
         return "\n".join(lines)
 
 
-def _templates() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(PROMPTS)),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
-    return env
-
-
 class _Conversation:
     """One stage's requests: the prompt, and retries that quote what was wrong."""
 
@@ -203,7 +188,7 @@ class _Conversation:
 class _Synthesizer:
     def __init__(self, config: LLMEnvConfig, backend: LLMBackend, model: str) -> None:
         self.config, self.backend = config, backend
-        self.templates = _templates()
+        self.templates = prompt_environment("llm_env")
         self.result = SynthResult(config.theme, model, threshold=config.threshold)
 
     def render(self, template: str, /, **values: Any) -> str:

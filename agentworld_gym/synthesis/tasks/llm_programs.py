@@ -42,19 +42,17 @@ seed derived the same way, so a seeded backend gives the same tasks.
 from __future__ import annotations
 
 import ast
-import functools
 import logging
 import re
 import textwrap
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import jinja2
 import orjson
 
 from agentworld_gym.env import dumps
+from agentworld_gym.prompt_templates import prompt_environment
 from agentworld_gym.spec import TaskSpec
 from agentworld_gym.synthesis.tasks import render as render_text
 from agentworld_gym.synthesis.tasks.candidate import Candidate, Case, difficulty, provenance
@@ -82,7 +80,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PROMPTS = Path(__file__).resolve().parents[2] / "prompts" / "llm_programs"
 METHOD = "llm-program"
 MAX_TOOLS = 30
 MAX_COLLECTIONS = 8
@@ -114,18 +111,6 @@ class Draft:
 
     request: str
     source: str
-
-
-@functools.lru_cache(maxsize=1)
-def _templates() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(PROMPTS)),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
 
 
 def _writes(coll: CollectionModel) -> bool:
@@ -215,7 +200,7 @@ def prompt(model: EnvModel, g: Guide, outputs: dict[str, str] | None = None) -> 
         for t in tools[:MAX_TOOLS]
     ]
     return (
-        _templates()
+        prompt_environment("llm_programs")
         .get_template("program.j2")
         .render(
             env_name=model.spec.name,
