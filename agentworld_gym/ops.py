@@ -360,6 +360,31 @@ class _Op:
         return self._shape(record)
 
 
+def op_tool(
+    name: str,
+    kind: str,
+    properties: dict[str, Any],
+    required: list[str],
+    implementation: dict[str, Any],
+    description: str | None = None,
+) -> ToolSpec:
+    """A tool run by this module: a strict object schema over ``properties`` and the ``"op"``
+    ``implementation`` (its ``type`` is filled in). Default description: the name and op."""
+    op, collection = implementation["op"], implementation["collection"]
+    return ToolSpec(
+        name=name,
+        description=description or f"{name} ({op} {collection})",
+        parameters={
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        },
+        implementation={"type": "op", **implementation},
+        kind=kind,
+    )
+
+
 def build_op(tool: ToolSpec, env: EnvSpec) -> ToolFn:
     """The ``"op"`` implementation factory (see the module docstring for the format)."""
     op = _Op(tool.implementation, env, tool.name)

@@ -9,8 +9,9 @@ import orjson
 import pytest
 
 from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.ops import op_tool
 from agentworld_gym.replay import replay_gold, score_answer
-from agentworld_gym.spec import EnvSpec, RuntimeSpec, ToolSpec
+from agentworld_gym.spec import EnvSpec, RuntimeSpec
 from agentworld_gym.synthesis.tasks import TaskSynthConfig, synthesize_tasks
 from agentworld_gym.synthesis.tasks.graph import INDEPENDENT, STRONG, WEAK, ToolGraph
 from agentworld_gym.synthesis.tasks.model import build_model
@@ -20,21 +21,6 @@ from agentworld_gym.synthesis.tasks.walk import WalkConfig, Walker
 NOTION = Path(__file__).resolve().parent.parent / "envs_generated" / "notion"
 S = {"type": "string"}
 INT = {"type": "integer"}
-
-
-def _tool(name: str, kind: str, props: dict, required: list[str], impl: dict) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=f"{name} ({impl['op']} {impl['collection']})",
-        parameters={
-            "type": "object",
-            "properties": props,
-            "required": required,
-            "additionalProperties": False,
-        },
-        implementation={"type": "op", **impl},
-        kind=kind,
-    )
 
 
 def make_op_env() -> EnvSpec:
@@ -70,15 +56,15 @@ def make_op_env() -> EnvSpec:
     body = {"title": "title", "status": "status", "assignee": "assignee"}
     status = {"type": "string", "enum": ["open", "done", "blocked"]}
     tools = [
-        _tool("listProjects", "read", {}, [], {"op": "list", "collection": "projects"}),
-        _tool(
+        op_tool("listProjects", "read", {}, [], {"op": "list", "collection": "projects"}),
+        op_tool(
             "getProject",
             "read",
             {"projectId": S},
             ["projectId"],
             {"op": "get", "collection": "projects", "key": "projectId"},
         ),
-        _tool(
+        op_tool(
             "listProjectTasks",
             "read",
             {"projectId": S, "status": status},
@@ -90,22 +76,22 @@ def make_op_env() -> EnvSpec:
                 "parents": [{"arg": "projectId", "field": "project_id", "collection": "projects"}],
             },
         ),
-        _tool("listTasks", "read", {}, [], {"op": "list", "collection": "tasks"}),
-        _tool(
+        op_tool("listTasks", "read", {}, [], {"op": "list", "collection": "tasks"}),
+        op_tool(
             "getTask",
             "read",
             {"taskId": S},
             ["taskId"],
             {"op": "get", "collection": "tasks", "key": "taskId"},
         ),
-        _tool(
+        op_tool(
             "updateTask",
             "write",
             {"taskId": S, "title": S, "status": status, "assignee": S},
             ["taskId"],
             {"op": "update", "collection": "tasks", "key": "taskId", "body": body},
         ),
-        _tool(
+        op_tool(
             "createTask",
             "write",
             {"projectId": S, "title": S, "status": status, "points": INT},
@@ -117,14 +103,14 @@ def make_op_env() -> EnvSpec:
                 "parents": [{"arg": "projectId", "field": "project_id", "collection": "projects"}],
             },
         ),
-        _tool(
+        op_tool(
             "deleteTask",
             "write",
             {"taskId": S},
             ["taskId"],
             {"op": "delete", "collection": "tasks", "key": "taskId"},
         ),
-        _tool(
+        op_tool(
             "getSettings",
             "read",
             {"settingsId": S},

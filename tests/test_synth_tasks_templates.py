@@ -9,9 +9,10 @@ import random
 
 import orjson
 import pytest
-from test_synth_tasks import S, _first_call_reward, _tool, make_op_env
+from test_synth_tasks import S, _first_call_reward, make_op_env
 
 from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.ops import op_tool
 from agentworld_gym.registry import build_index
 from agentworld_gym.replay import replay_gold, score_answer
 from agentworld_gym.sandbox import run_function
@@ -146,7 +147,7 @@ def make_full_env() -> EnvSpec:
     """The tracker with a create tool for projects (parents can be created, then children)."""
     spec = make_op_env()
     spec.tools.append(
-        _tool(
+        op_tool(
             "createProject",
             "write",
             {"name": S, "status": {"type": "string", "enum": ["active", "archived"]}},
@@ -172,14 +173,14 @@ def make_write_only_env() -> EnvSpec:
     ]
     channel = {"type": "string", "enum": channels}
     tools = [
-        _tool(
+        op_tool(
             "createOwner",
             "write",
             {"name": S},
             ["name"],
             {"op": "create", "collection": "owners", "body": {"name": "name"}},
         ),
-        _tool(
+        op_tool(
             "createCampaign",
             "write",
             {"ownerId": S, "title": S, "budget": INT, "channel": channel},
@@ -191,7 +192,7 @@ def make_write_only_env() -> EnvSpec:
                 | {"channel": "channel"},
             },
         ),
-        _tool(
+        op_tool(
             "updateCampaign",
             "write",
             {"campaignId": S, "channel": channel, "title": S},

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import agentworld_gym.ops  # noqa: F401  (registers the "op" implementation)
 from agentworld_gym.evolution.fallback import FallbackSynthesizer
+from agentworld_gym.ops import op_tool
 from agentworld_gym.registry import IndexEntry, build_index, read_index
 from agentworld_gym.spec import EnvSpec, RuntimeSpec, ToolSpec
 
@@ -25,35 +26,20 @@ _TEAMS = ["Atlas", "Borealis", "Comet", "Delta", "Echo", "Falcon", "Gemini", "He
 S = {"type": "string"}
 
 
-def _op(name: str, kind: str, props: dict, required: list[str], impl: dict) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=f"{name.replace('_', ' ')}.",
-        parameters={
-            "type": "object",
-            "properties": props,
-            "required": required,
-            "additionalProperties": False,
-        },
-        implementation={"type": "op", **impl},
-        kind=kind,
-    )
-
-
 def tools() -> list[ToolSpec]:
     role = {"type": "string", "enum": ROLES}
     region = {"type": "string", "enum": REGIONS}
     limit = {"type": "integer", "minimum": 1, "maximum": 100}
     page = {"style": "offset", "size": "limit", "default": 10, "max": 100}
     return [
-        _op(
+        op_tool(
             "get_team",
             "read",
             {"teamId": S},
             ["teamId"],
             {"op": "get", "collection": "teams", "key": "teamId"},
         ),
-        _op(
+        op_tool(
             "list_teams",
             "read",
             {"region": region, "limit": limit},
@@ -66,7 +52,7 @@ def tools() -> list[ToolSpec]:
                 "response": {"items": "teams", "total": "total"},
             },
         ),
-        _op(
+        op_tool(
             "get_member",
             "read",
             {"memberId": S},
@@ -78,7 +64,7 @@ def tools() -> list[ToolSpec]:
                 "response": {"wrap": "member"},
             },
         ),
-        _op(
+        op_tool(
             "list_members",
             "read",
             {"teamId": S, "role": role, "name": S, "email": S, "limit": limit},
@@ -91,7 +77,7 @@ def tools() -> list[ToolSpec]:
                 "response": {"items": "members"},
             },
         ),
-        _op(
+        op_tool(
             "update_member",
             "write",
             {"memberId": S, "role": role, "level": {"type": "integer"}},
@@ -103,7 +89,7 @@ def tools() -> list[ToolSpec]:
                 "body": {"role": "role", "level": "level"},
             },
         ),
-        _op(
+        op_tool(
             "create_member",
             "write",
             {"teamId": S, "name": S, "role": role, "email": {"type": "string"}},
