@@ -133,8 +133,7 @@ class TransformersBackend:
         self.tokenizer = tokenizer
         self.chat_format = ChatFormat(tokenizer, tool_format, chat_template)
         self.sampling = dict(sampling or {})
-        pad = tokenizer.pad_token_id
-        self.pad_token_id = pad if pad is not None else self.chat_format.eos_token_id
+        self.pad_token_id = self.chat_format.pad_token_id
         self._engine = (
             _PrefixCacheEngine(model, self.chat_format.eos_token_id)
             if (prefix_cache and _PrefixCacheEngine.supports(model))
