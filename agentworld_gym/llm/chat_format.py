@@ -182,7 +182,7 @@ class ChatFormat:
         if not self.eos_token:
             raise ChatTemplateError("the tokenizer has no EOS token; pass eos_token=")
         self.eos_token_id = tokenizer.convert_tokens_to_ids(self.eos_token)
-        pad = tokenizer.pad_token_id
+        pad = getattr(tokenizer, "pad_token_id", None)
         self.pad_token_id: int = pad if pad is not None else self.eos_token_id
         """What batches are padded with: the tokenizer's pad token, else EOS."""
 
