@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import logging
 import math
-import multiprocessing
 import shutil
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from agentworld_gym.synthesis.envs.build import (
 )
 from agentworld_gym.synthesis.envs.cut import near_duplicates
 from agentworld_gym.synthesis.envs.source import PINNED_VERSION, fetch, spec_files
+from agentworld_gym.synthesis.parallel import ordered_map
 from agentworld_gym.taxonomy import KeywordClassifier, classify_with_llm
 
 logger = logging.getLogger(__name__)
@@ -169,20 +169,10 @@ def run_jobs(
     """``fn`` over every job in a process pool; results in job order, whatever finishes
     first (so the output cannot depend on scheduling)."""
     results: list[Any] = []
-    if workers <= 1:
-        iterator: Iterable[Any] = map(fn, jobs)
-        pool = None
-    else:
-        pool = multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=100)
-        iterator = pool.imap(fn, jobs, chunksize=1)
-    try:
-        for i, res in enumerate(iterator):
-            results.append(res)
-            if progress:
-                progress(i + 1, len(jobs))
-    finally:
-        if pool is not None:
-            pool.terminate()
+    for i, res in enumerate(ordered_map(fn, jobs, workers)):
+        results.append(res)
+        if progress:
+            progress(i + 1, len(jobs))
     return results
 
 

@@ -11,7 +11,6 @@ catalog index.
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -24,6 +23,7 @@ import orjson
 from agentworld_gym.errors import RegistrationError
 from agentworld_gym.registry import INDEX_FILE, read_index, write_index
 from agentworld_gym.spec import EnvSpec
+from agentworld_gym.synthesis.parallel import ordered_map
 from agentworld_gym.synthesis.tasks.candidate import SYNTHESIZER
 from agentworld_gym.synthesis.tasks.pipeline import (
     EnvReport,
@@ -168,24 +168,13 @@ def synthesize_catalog(
     cfg = dataclasses.asdict(config)
     jobs = [(str(f), cfg, llm_config) for f in folders]
     report = CatalogReport()
-    if workers <= 1 or len(jobs) <= 1:
-        results: Iterable[EnvResult] = map(_safe_work, jobs)
-        pool = None
-    else:
-        pool = multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=100)
-        results = pool.imap(_safe_work, jobs, chunksize=1)
-    try:
-        for i, res in enumerate(results):
-            report.envs.append(res)
-            if write and not res.error:
-                write_tasks(Path(res.folder), res.tasks, set(res.dropped))
-                report.written += 1
-            if progress is not None:
-                progress(res, i + 1, len(jobs))
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+    for i, res in enumerate(ordered_map(_safe_work, jobs, workers)):
+        report.envs.append(res)
+        if write and not res.error:
+            write_tasks(Path(res.folder), res.tasks, set(res.dropped))
+            report.written += 1
+        if progress is not None:
+            progress(res, i + 1, len(jobs))
     if write:
         for root in {Path(f).parent for f in folders}:
             update_index(root)

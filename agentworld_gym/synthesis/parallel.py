@@ -1,0 +1,26 @@
+"""Process-pool map shared by catalog and task synthesis.
+
+Results come back in job order whatever finishes first, so a run's output cannot depend on
+scheduling (the catalogs are byte-for-byte reproducible with any number of workers).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+def ordered_map(fn: Callable[[Any], Any], jobs: list[Any], workers: int) -> Iterator[Any]:
+    """``fn`` over ``jobs`` in forked worker processes (in this process when ``workers <= 1``
+    or there is one job), yielding results in job order as they become available."""
+    if workers <= 1 or len(jobs) <= 1:
+        yield from map(fn, jobs)
+        return
+    pool = multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=100)
+    try:
+        yield from pool.imap(fn, jobs, chunksize=1)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
