@@ -15,7 +15,8 @@ import torch
 
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.llm.chat_format import ToolFormat
-from agentworld_gym.llm.transformers_backend import TransformersBackend, resolve_dtype
+from agentworld_gym.llm.hardware import resolve_dtype
+from agentworld_gym.llm.transformers_backend import TransformersBackend
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
@@ -35,9 +36,10 @@ class ModelConfig:
     name: str = "embedded"
     """``embedded``, ``tiny``, or a Hugging Face hub id / local folder."""
     dtype: str = "auto"
-    """Weights' dtype: ``auto`` (bfloat16 on CPU and bf16 GPUs), ``bfloat16``, ``float32``,
-    ``float16``. With full fine-tuning, bfloat16 weights lose updates smaller than their
-    rounding step: use LoRA (adapters stay float32) or ``float32`` for small learning rates."""
+    """Weights' dtype: ``auto`` (bfloat16 where the device runs it natively: bf16 GPUs, CPUs
+    with AVX512-BF16/AMX; float32 elsewhere), ``bfloat16``, ``float32``, ``float16``. With
+    full fine-tuning, bfloat16 weights lose updates smaller than their rounding step: use
+    LoRA (adapters stay float32) or ``float32`` for small learning rates."""
     device: str = "auto"
     """``auto`` (cuda when available), ``cpu``, ``cuda``, ``cuda:1``, ..."""
     lora: bool = True
@@ -140,7 +142,7 @@ def load_policy(config: ModelConfig) -> Policy:
     """Load (or build) the model and tokenizer, wrap LoRA if asked, and make a generator."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    dtype = resolve_dtype(config.dtype)
+    dtype = resolve_dtype(config.dtype, str(config.torch_device()))
     if config.name == "tiny":
         model, tokenizer = build_tiny(config.seed, dtype)
     else:

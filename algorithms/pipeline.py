@@ -17,13 +17,14 @@ from typing import Any
 
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.llm.base import LLMConfig
+from agentworld_gym.llm.hardware import set_threads
 from agentworld_gym.llm.vllm_backend import VLLMConfig
 from algorithms.evaluate import EvalConfig, EvalResult, comparison_table, evaluate, write_report
 from algorithms.grpo.config import GRPOConfig
 from algorithms.models import ModelConfig, Policy, load_policy, merge_adapters
 from algorithms.pool import EnvPoolConfig, TaskPool
 from algorithms.sft import SFTConfig, run_sft
-from algorithms.tracking import LoggerConfig, Tracker, plot_eval
+from algorithms.tracking import JobEta, LoggerConfig, Tracker, plot_eval
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,8 @@ class TrainConfig:
     resume: bool = True
     """Continue from the checkpoints in the output folder when there are any."""
     threads: int | None = None
-    """torch CPU threads (``None`` = torch's default)."""
+    """torch CPU threads (``None``: the cores the 1-minute load average leaves free, see
+    :func:`agentworld_gym.llm.hardware.auto_threads`)."""
 
 
 def register_configs() -> None:
@@ -84,10 +86,10 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
     out_dir = Path(out_dir)
     t_start = time.perf_counter()
     torch.manual_seed(cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    set_threads(cfg.threads)
     pool = TaskPool(cfg.env_pool)
     tracker = Tracker(cfg.logger, out_dir, as_dict(cfg))
+    tracker.eta = JobEta(_plan(cfg))
     summary: dict[str, Any] = {"env_ids": pool.env_ids}
     results: dict[str, EvalResult] = {}
     try:
@@ -145,6 +147,15 @@ def warm_start(
     what "adapters off" means from then on — GRPO's KL reference."""
     metrics = run_sft(policy, pool, config, tracker, Path(out_dir) / "warm_start")
     return merge_adapters(policy), metrics
+
+
+def _plan(cfg: TrainConfig) -> dict[str, int]:
+    """The job's units for its ETA: evaluations and GRPO steps (SFT registers its steps when
+    it knows how many gold trajectories it has)."""
+    steps = _training_steps(cfg)
+    evals = int(cfg.eval.before) + int(cfg.eval.after)
+    evals += int(cfg.eval.before and cfg.eval.after and cfg.warm_start.enabled and steps > 0)
+    return {"eval": evals, "grpo": steps if isinstance(cfg.algo, GRPOConfig) else 0}
 
 
 def _training_steps(cfg: TrainConfig) -> int:

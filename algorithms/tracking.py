@@ -80,6 +80,8 @@ class Tracker:
         if self.path.is_file():  # a resumed run keeps its history
             with self.path.open() as fh:
                 self.rows = [json.loads(line) for line in fh if line.strip()]
+        self.eta: JobEta | None = None
+        """Set by the entry point to print the whole job's ETA as phases get timed."""
         self._wandb = None
         if config.wandb is not WandbMode.disabled:
             self._wandb = self._init_wandb(run_config or {})
@@ -116,6 +118,8 @@ class Tracker:
                 fh.write(json.dumps(row) + "\n")
         if self._wandb is not None:
             self._wandb.log(metrics, step=step)
+        if self.eta is not None and (line := self.eta.observe(metrics)):
+            print(line, flush=True)
 
     def summary(self, values: dict[str, Any]) -> None:
         """Final numbers of the run (wandb summary and ``summary.json``)."""
@@ -128,6 +132,8 @@ class Tracker:
         """A tqdm bar (or a silent stand-in when progress bars are off)."""
         from tqdm.auto import tqdm
 
+        if self.eta is not None:
+            self.eta.expect(desc.lower(), total - initial)
         return tqdm(total=total, desc=desc, initial=initial, disable=not self.config.progress)
 
     def close(self) -> list[Path]:
@@ -137,6 +143,60 @@ class Tracker:
             self._wandb.finish()
             self._wandb = None
         return paths
+
+
+class JobEta:
+    """The whole job's remaining time, printed when a phase's first step has been timed.
+
+    Args:
+        plan: phase → number of units still to run (``{"eval": 3, "sft": 12, "grpo": 8}``).
+            Units are timed from logged rows: ``perf/eval_*_s`` (one evaluation),
+            ``perf/sft_step_s`` and ``perf/step_s`` (one GRPO step).
+    """
+
+    KEYS = {"perf/sft_step_s": "sft", "perf/step_s": "grpo"}
+
+    def __init__(self, plan: dict[str, int]) -> None:
+        self.left = {k: v for k, v in plan.items() if v > 0}
+        self.seconds: dict[str, list[float]] = {}
+
+    def _phase(self, key: str) -> str | None:
+        if key in self.KEYS:
+            return self.KEYS[key]
+        return "eval" if key.startswith("perf/eval_") and key.endswith("_s") else None
+
+    def expect(self, phase: str, units: int) -> None:
+        """Add a phase whose size became known (``units`` still to run)."""
+        if units > 0:
+            self.left[phase] = max(self.left.get(phase, 0), units)
+
+    def observe(self, metrics: dict[str, Any]) -> str | None:
+        """Count the units ``metrics`` reports; returns the ETA line when one is due."""
+        due = False
+        for key, value in metrics.items():
+            phase = self._phase(key)
+            if phase is None or not isinstance(value, int | float) or phase not in self.left:
+                continue
+            self.left[phase] -= 1
+            due |= not self.seconds.get(phase)
+            self.seconds.setdefault(phase, []).append(float(value))
+        return self.line() if due else None
+
+    def line(self) -> str:
+        known = untimed = 0.0
+        parts = []
+        for phase, n in self.left.items():
+            if n <= 0:
+                continue
+            if self.seconds.get(phase):
+                per = sum(self.seconds[phase]) / len(self.seconds[phase])
+                known += n * per
+                parts.append(f"{n} {phase} x {per:.0f} s")
+            else:
+                untimed += n
+                parts.append(f"{n} {phase} not yet timed")
+        eta = f"ETA: ~{known / 60:.1f} min left" + (" + untimed phases" if untimed else "")
+        return f"{eta} ({', '.join(parts) or 'done'})"
 
 
 def _plain(value: Any) -> Any:

@@ -149,7 +149,8 @@ class EvolveConfig:
     seed: int = 0
     """torch seed set before the model is built."""
     threads: int | None = None
-    """torch CPU threads (``None`` = torch's default)."""
+    """torch CPU threads (``None``: the cores the 1-minute load average leaves free, see
+    :func:`agentworld_gym.llm.hardware.auto_threads`)."""
 
 
 def register_configs() -> None:
@@ -343,10 +344,9 @@ def run(cfg: EvolveConfig, out_dir: Path) -> list[dict[str, Any]]:
     t_start = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if cfg.threads:
-        import torch
+    from agentworld_gym.llm.hardware import set_threads
 
-        torch.set_num_threads(cfg.threads)
+    set_threads(cfg.threads)
     record_config(cfg, out)
     catalog = prepare_catalog(cfg, out)
     register(catalog)

@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--dtype",
         choices=["auto", "float32", "bfloat16", "float16"],
         default="auto",
-        help="weights' dtype (auto: bfloat16 on CPU)",
+        help="weights' dtype (auto: bfloat16 where the device has native bf16, else float32)",
     )
     p.add_argument(
         "--max-model-len", type=int, default=None, help="context window (default: the model's)"
@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--threads",
         type=int,
         default=None,
-        help="torch CPU threads (default: one per core; use 1 on a machine shared with other jobs)",
+        help="torch CPU threads (default: the cores the 1-minute load average leaves free)",
     )
     p.add_argument("--tool-format", choices=[f.value for f in ToolFormat], default="auto")
     p.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")

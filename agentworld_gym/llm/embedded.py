@@ -92,10 +92,11 @@ def embedded_model_path() -> Path:
 
 
 def load_embedded(dtype: str | None = "auto") -> tuple[Any, Any]:
-    """``(model, tokenizer)`` of the embedded model, in ``dtype`` (auto = bfloat16 on CPU)."""
+    """``(model, tokenizer)`` of the embedded model, in ``dtype`` (``auto``: see
+    :func:`agentworld_gym.llm.hardware.resolve_dtype`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from agentworld_gym.llm.transformers_backend import resolve_dtype
+    from agentworld_gym.llm.hardware import resolve_dtype
 
     path = embedded_model_path()
     model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype))

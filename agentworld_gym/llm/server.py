@@ -93,15 +93,17 @@ class ServeConfig:
     port: int = 8000
     """TCP port."""
     dtype: str = "auto"
-    """Weights' dtype: ``auto`` (bfloat16 on CPU), ``float32``, ``bfloat16``, ``float16``."""
+    """Weights' dtype: ``auto`` (bfloat16 where the device has native bf16, else float32),
+    ``float32``, ``bfloat16``, ``float16``."""
     max_model_len: int | None = None
     """Context window (prompt + completion tokens); ``None`` = the model's."""
     max_batch: int = 8
     """Most sequences generated together."""
     threads: int | None = None
-    """CPU threads of torch (transformers backend); ``None`` = torch's default, one per core.
-    On a machine shared with other jobs use 1 or 2: oversubscribed OpenMP threads spin against
-    each other, and we measured 2 threads on a loaded 2-core machine 20-50x slower than 1."""
+    """CPU threads of torch (transformers backend); ``None`` = the cores the load average leaves
+    free (:func:`agentworld_gym.llm.hardware.auto_threads`): oversubscribed OpenMP threads spin
+    against other jobs, and we measured 2 threads on a loaded 2-core machine 4-50x slower
+    than 1."""
     tool_format: ToolFormat = ToolFormat.auto
     """How tools enter the chat template; see ``ToolFormat``."""
     api_key: str | None = field(default=None, repr=False)
@@ -140,10 +142,10 @@ def load_generator(config: ServeConfig) -> TokenGenerator:
     from agentworld_gym.llm.embedded import embedded_model_path
     from agentworld_gym.llm.transformers_backend import TransformersBackend
 
-    if config.threads is not None:
-        import torch
+    if config.backend is not ServeBackend.vllm:
+        from agentworld_gym.llm.hardware import set_threads
 
-        torch.set_num_threads(config.threads)
+        set_threads(config.threads)
     path = config.model
     if path in ("embedded", EMBEDDED_NAME):
         path = str(embedded_model_path())

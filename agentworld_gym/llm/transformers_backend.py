@@ -16,14 +16,12 @@ torch and transformers are imported when a backend is built, not when this modul
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.llm.base import LLMConfig, Message, register_backend
 from agentworld_gym.llm.chat_format import ChatFormat, ToolFormat
-
-if TYPE_CHECKING:
-    import torch
+from agentworld_gym.llm.hardware import resolve_dtype
 
 
 @dataclass
@@ -81,24 +79,6 @@ def _import_torch() -> Any:
     return torch
 
 
-def resolve_dtype(name: str | None) -> torch.dtype:
-    """``"bfloat16"``/``"float32"``/``"float16"``/``"auto"`` → a torch dtype (auto = bf16 where
-    the hardware runs it fast, else float32)."""
-    torch = _import_torch()
-    if name in (None, "auto"):
-        if torch.cuda.is_available():
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.bfloat16
-    try:
-        return {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}[
-            name
-        ]
-    except KeyError:
-        raise ConfigError(
-            f"Unknown dtype {name!r}; expected auto, bfloat16, float16 or float32."
-        ) from None
-
-
 class TransformersBackend:
     """Generation with a Hugging Face causal LM, in process.
 
@@ -149,8 +129,10 @@ class TransformersBackend:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=resolve_dtype(dtype))
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        model = AutoModelForCausalLM.from_pretrained(
+            name_or_path, dtype=resolve_dtype(dtype, device)
+        )
         model.to(device).eval()
         return cls(model, tokenizer, **kwargs)
 
