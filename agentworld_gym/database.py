@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +50,7 @@ class _Base:
     records: dict[str, dict[str, Record]]
     documents: dict[str, Any] = field(default_factory=dict)
     _snapshot_json: bytes | None = None
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def snapshot_json(self) -> bytes:
         if self._snapshot_json is None:
@@ -294,6 +295,36 @@ class Database:
     def changed_keys(self) -> dict[str, list[str]]:
         """Primary keys touched by this episode, per collection (for evidence and diffs)."""
         return {name: list(ch) for name, ch in self._committed.items() if ch}
+
+    def memo(self, name: str, make: Callable[[Database], Any]) -> Any:
+        """``make(db)`` computed once per initial state and shared by every episode of it
+        (what verifiers derive from the initial data). ``make`` must read only the base."""
+        memo = self._base.memo
+        if name not in memo:
+            memo[name] = make(self.fork())
+        return memo[name]
+
+    def changes(self) -> dict[str, dict[str, Record | None]]:
+        """The records this episode changed, per collection: ``{key: record}`` for a created
+        or updated record, ``{key: None}`` for a deleted one. Writes that left a record as it
+        was (a put of an equal record, a create then delete) are not changes."""
+        out: dict[str, dict[str, Record | None]] = {}
+        for name, layer in self._committed.items():
+            base = self._base.records.get(name, {})
+            for key, rec in layer.items():
+                old = base.get(key)
+                new = None if rec is _DELETED else rec
+                if new != old:
+                    out.setdefault(name, {})[key] = new
+        return out
+
+    def changed_documents(self) -> dict[str, Any]:
+        """The single documents this episode replaced with a different value."""
+        return {
+            name: value
+            for name, value in self._docs.items()
+            if name not in self._base.documents or self._base.documents[name] != value
+        }
 
     def fingerprint(self) -> str:
         """A hash of the whole current state: equal states give equal fingerprints."""

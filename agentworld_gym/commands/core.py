@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from typing import Any
 
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.registry import list_envs, load_spec, resolve
@@ -38,9 +39,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", default="all", help="train, test or all (default: all)")
     p.set_defaults(func=cmd_play)
 
-    p = sub.add_parser("validate", help="replay every gold solution and report failures")
-    p.add_argument("env")
+    p = sub.add_parser(
+        "validate",
+        help="replay every gold solution (or attack every task) and report failures",
+        description=(
+            "Replay every gold solution through the gym API and report the tasks that do not "
+            "earn 1.0. With --adversarial, run the adversarial gate instead: lazy and greedy "
+            "policies (empty, echo, numbers, random calls, dump, a write dropped or altered) "
+            "must get no success and, without work, less than 0.3; correct variants (the gold "
+            "rephrased, an extra read, reads reordered) must still get 1.0. Prints the table "
+            "per policy; exits 1 when a task fails."
+        ),
+    )
+    p.add_argument("env", nargs="?", help="environment (omit with --all)")
+    p.add_argument("--all", action="store_true", help="every registered environment")
     p.add_argument("--split", default="all")
+    p.add_argument("--adversarial", action="store_true", help="run the adversarial gate")
+    p.add_argument("--sample", type=int, help="gate a seeded sample of this many tasks")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample and the adversaries")
+    p.add_argument("--workers", type=int, default=0, help="processes (default: one per core)")
     p.add_argument("--verbose", "-v", action="store_true", help="print every task")
     p.set_defaults(func=cmd_validate)
 
@@ -108,18 +125,68 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    spec = load_spec(resolve(args.env).gym_id)
-    results = validate(spec, args.split)
-    failed = [r for r in results if not r.ok]
+    if args.all == bool(args.env):
+        raise SystemExit("validate: name one environment, or pass --all")
+    gym_ids = [e.gym_id for e in list_envs()] if args.all else [resolve(args.env).gym_id]
+    if args.adversarial:
+        return _adversarial(gym_ids, args)
+    failed = total = 0
+    for gym_id in gym_ids:
+        spec = load_spec(gym_id)
+        results = validate(spec, args.split)
+        total += len(results)
+        for r in results:
+            failed += not r.ok
+            if args.verbose or not r.ok:
+                mark = "ok  " if r.ok else "FAIL"
+                print(f"{mark} {r.task_id:<32} reward={r.reward:.3f} calls={r.calls}")
+                for err in r.errors:
+                    print(f"       {err}")
+                for b in r.verification.get("breakdown", []):
+                    if not r.ok and b.get("met") is False:
+                        print(f"       unmet: {b['criterion'][:70]} ({b['reason'][:120]})")
+    where = gym_ids[0] if len(gym_ids) == 1 else f"{len(gym_ids)} environments"
+    print(f"{where}: {total - failed}/{total} gold solutions replay to reward 1.0")
+    sys.stdout.flush()
+    return 1 if failed else 0
+
+
+def _gate_job(job: tuple[str, list[int] | None, int, str]) -> list[Any]:
+    from agentworld_gym.adversarial import gate_env
+
+    gym_id, picks, seed, split = job
+    spec = load_spec(gym_id)
+    tasks = spec.tasks_in(split)
+    chosen = tasks if picks is None else [tasks[i] for i in picks if i < len(tasks)]
+    return gate_env(spec, chosen, seed)
+
+
+def _adversarial(gym_ids: list[str], args: argparse.Namespace) -> int:
+    import os
+    import random
+
+    from agentworld_gym.adversarial import table
+    from agentworld_gym.registry import resolve as entry_of
+    from agentworld_gym.synthesis.parallel import ordered_map
+
+    jobs: list[tuple[str, list[int] | None, int, str]]
+    if args.sample:
+        pairs = [(g, i) for g in gym_ids for i in range(entry_of(g).n_tasks)]
+        picked = sorted(random.Random(args.seed).sample(pairs, min(args.sample, len(pairs))))
+        by_env: dict[str, list[int]] = {}
+        for g, i in picked:
+            by_env.setdefault(g, []).append(i)
+        jobs = [(g, idx, args.seed, "all") for g, idx in by_env.items()]
+    else:
+        jobs = [(g, None, args.seed, args.split) for g in gym_ids]
+    workers = args.workers or os.cpu_count() or 1
+    results = [r for batch in ordered_map(_gate_job, jobs, workers) for r in batch]
+    failed = [r for r in results if not r.passed]
     for r in results:
-        if args.verbose or not r.ok:
-            mark = "ok  " if r.ok else "FAIL"
-            print(f"{mark} {r.task_id:<32} reward={r.reward:.3f} calls={r.calls}")
-            for err in r.errors:
-                print(f"       {err}")
-    print(
-        f"{spec.gym_id}: {len(results) - len(failed)}/{len(results)} gold solutions replay "
-        "to reward 1.0"
-    )
+        if args.verbose or not r.passed:
+            print(f"{'ok  ' if r.passed else 'FAIL'} {r.env_id} {r.task_id}")
+            for problem in r.problems:
+                print(f"       {problem[:240]}")
+    print(table(results))
     sys.stdout.flush()
     return 1 if failed else 0

@@ -23,6 +23,7 @@ from agentworld_gym.evolution.config import EvolutionConfig
 from agentworld_gym.evolution.protocols import Guidelines, TaskSynthesizer
 from agentworld_gym.evolution.rederive import rederive_tasks, replay
 from agentworld_gym.spec import EnvSpec, TaskSpec
+from agentworld_gym.synthesis.tasks.seal import seal_spec
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +41,13 @@ class EvolvedEnv:
 
 
 def validated(spec: EnvSpec, tasks: list[TaskSpec], seen: set[str]) -> list[TaskSpec]:
-    """Tasks whose gold replays to 1.0 on ``spec`` and whose instruction is new."""
+    """Tasks whose gold replays to 1.0 on ``spec``, checked against the exact end state
+    their gold makes there (sealed), and whose instruction is new."""
     out = []
+    unsealed = seal_spec(spec, tasks)
     for task in tasks:
         key = normalise_instruction(task.instruction)
-        if key in seen:
+        if key in seen or task.id in unsealed:
             continue
         if replay(spec, task).result.ok:
             seen.add(key)
@@ -93,6 +96,8 @@ def evolve_env(
         tasks=[],
     )
     kept, outcomes = rederive_tasks(spec, new)
+    unsealed = seal_spec(new, kept)  # the end state their gold makes on the new data
+    kept = [t for t in kept if t.id not in unsealed]
     report["carried_over"] = [dataclasses.asdict(o) for o in outcomes]
     status = Counter(o.status for o in outcomes)
     seen = {normalise_instruction(t.instruction) for t in kept}

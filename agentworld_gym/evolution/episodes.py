@@ -22,6 +22,7 @@ from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.integrations import rollout
 from agentworld_gym.llm.base import LLMBackend
 from agentworld_gym.spec import EnvSpec
+from agentworld_gym.verifiers import succeeded
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class EpisodeRecord:
             task_id=trajectory.task_id,
             l1=l1 if l1 is not None else trajectory.category,
             reward=trajectory.reward,
-            success=trajectory.reward >= success_threshold - 1e-9,
+            success=succeeded(trajectory.verification, trajectory.reward, success_threshold),
             messages=trajectory.messages,
             tool_results=trajectory.tool_results,
             final_answer=trajectory.final_answer,

@@ -52,6 +52,7 @@ from agentworld_gym.evolution.protocols import (
 from agentworld_gym.evolution.report import write_diagnosis_report
 from agentworld_gym.registry import IndexEntry, read_index
 from agentworld_gym.spec import EnvSpec
+from agentworld_gym.verifiers import succeeded
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +132,7 @@ def _evaluate(trainer: Trainer, tasks: list[EvalTask], threshold: float) -> list
     for task, rec in zip(tasks, records, strict=True):
         rec = rec if isinstance(rec, EpisodeRecord) else EpisodeRecord.from_dict(rec)
         rec.env_id, rec.task_id, rec.l1 = task.env_id, task.task_id, task.l1
-        rec.success = rec.reward >= threshold - 1e-9
+        rec.success = succeeded(rec.verification, rec.reward, threshold)
         out.append(rec)
     return out
 

@@ -30,11 +30,10 @@ from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.errors import AgentWorldError
 from agentworld_gym.replay import resolve_refs
 from agentworld_gym.spec import EnvSpec
+from agentworld_gym.verifiers import succeeded
 
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
 """``policy(messages, tools) -> action`` (see the module docstring)."""
-
-SUCCESS_THRESHOLD = 1.0 - 1e-9
 
 
 @dataclass(frozen=True)
@@ -127,11 +126,11 @@ def run_episode(
         trajectory.turns += 1
         trajectory.tool_results.append(list(info["tool_results"]))
     trajectory.reward = float(reward)
-    trajectory.success = trajectory.reward >= SUCCESS_THRESHOLD
+    trajectory.verification = info.get("verification", {})
+    trajectory.success = succeeded(trajectory.verification, trajectory.reward)
     trajectory.terminated = bool(terminated)
     trajectory.truncated = bool(truncated)
     trajectory.final_answer = None if closed else info.get("final_answer")
-    trajectory.verification = info.get("verification", {})
     trajectory.messages = list(info["messages"])
     trajectory.elapsed_s = time.perf_counter() - start
     return trajectory

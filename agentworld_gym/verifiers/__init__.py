@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentworld_gym.errors import VerifierError
-from agentworld_gym.verifiers.base import CallRecord, Episode, Verification, Verifier
+from agentworld_gym.verifiers.base import CallRecord, Episode, Verification, Verifier, succeeded
 from agentworld_gym.verifiers.rubric import Judge, RubricVerifier
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Verifier",
     "build_verifier",
     "register_verifier",
+    "succeeded",
 ]
 
 VerifierFactory = Callable[[dict[str, Any], Judge | None], Verifier]

@@ -2,8 +2,12 @@
 
 Each check is a JSON object with a ``type``::
 
-    {"type": "answer_contains", "value": "x" | ["x", "y"], "case_sensitive": false}
+    {"type": "answer", "expect": [{"value": 42, "kind": "number", "tolerance": 0.5}, ...],
+     "ordered": false}               # true: the values in this order
+    {"type": "answer_contains", "value": "x" | ["x", "y"]}   # = answer, kinds inferred
     {"type": "answer_equals", "value": 42 | "text", "tolerance": 0.5}
+    {"type": "state", "records": {...}, "created": {...}, "documents": {...}}
+                                     # the exact end state (see verifiers/state.py)
     {"type": "record", "collection": "pages", "key": "<id>", "path": "a.b.0.c",
      "equals": v}                    # or "exists": true/false, or "contains": v
     {"type": "count", "collection": "pages", "where": {"a.b": v, "c": {"$ne": v}},
@@ -12,6 +16,16 @@ Each check is a JSON object with a ``type``::
 
 ``where`` values match by equality, or by an operator object: ``{"$contains": x}``,
 ``{"$ne": x}``, ``{"$in": [..]}``, ``{"$exists": bool}``. Numbers compare with tolerance 1e-9.
+
+Answer checks parse the final answer by the expected value's type (numbers in words, with
+units and separators; dates in any common format; booleans; names and ids up to case, quotes
+and punctuation; see :mod:`agentworld_gym.verifiers.answers`) and are exclusive: an answer
+that also asserts competing candidates — numbers or dates the request did not ask for, other
+values from the data — meets none of them. Every answer check of one rubric shares one
+reading of the answer, so the values the other criteria ask for are not competitors.
+
+A check returns ``(score, reason)`` with ``score`` in [0, 1] (``True``/``False`` for the
+all-or-nothing ones); a criterion is met at score 1.
 """
 
 from __future__ import annotations
@@ -20,10 +34,19 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentworld_gym.errors import VerifierError
+from agentworld_gym.verifiers.answers import (
+    AnswerResult,
+    Expected,
+    check_answer,
+    tokens,
+)
 from agentworld_gym.verifiers.base import Episode
+from agentworld_gym.verifiers.competitors import pool_for
+from agentworld_gym.verifiers.state import check_state
 
 _MISSING: Any = object()
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
@@ -102,26 +125,56 @@ def numbers_in(text: str) -> list[float]:
     return [float(m.replace(",", "")) for m in _NUMBER.findall(text)]
 
 
-def _answer_contains(check: dict[str, Any], ep: Episode) -> tuple[bool, str]:
+ANSWER_CHECKS = frozenset({"answer", "answer_contains", "answer_equals"})
+
+
+def answer_expected(check: dict[str, Any]) -> list[Expected]:
+    """The values an answer check asks for, typed (kinds inferred where not declared)."""
+    if check["type"] == "answer":
+        return [
+            Expected(e["value"], e.get("kind", ""), float(e.get("tolerance", 0.0)))
+            for e in check["expect"]
+        ]
     values = check["value"] if isinstance(check["value"], list) else [check["value"]]
-    answer = ep.answer if check.get("case_sensitive") else normalise(ep.answer)
-    missing = [
-        v
-        for v in values
-        if (str(v) if check.get("case_sensitive") else normalise(str(v))) not in answer
-    ]
-    return not missing, f"missing {missing}" if missing else "all present"
+    tolerance = float(check.get("tolerance", 0.0))
+    return [Expected(v, "", tolerance) for v in values]
 
 
-def _answer_equals(check: dict[str, Any], ep: Episode) -> tuple[bool, str]:
-    expected = check["value"]
-    if isinstance(expected, int | float) and not isinstance(expected, bool):
-        tol = float(check.get("tolerance", 0.0)) + 1e-9
-        found = numbers_in(ep.answer)
-        ok = any(abs(x - expected) <= tol for x in found)
-        return ok, f"numbers in answer: {found[:10]}, expected {expected} ± {tol:g}"
-    ok = normalise(ep.answer) == normalise(str(expected))
-    return ok, "equal" if ok else f"expected {expected!r}"
+@dataclass
+class AnswerReading:
+    """One reading of an episode's answer against every value a rubric asks for."""
+
+    asked: list[Expected]
+    _result: AnswerResult | None = field(default=None, repr=False)
+
+    def result(self, ep: Episode) -> AnswerResult:
+        if self._result is None:
+            key = "competitors:" + repr((ep.instruction, [e.value for e in self.asked]))
+            pool = ep.initial.memo(key, lambda db: pool_for(db, self.asked, ep.instruction))
+            self._result = check_answer(ep.answer, self.asked, request=ep.instruction, pool=pool)
+        return self._result
+
+
+def _answer(check: dict[str, Any], ep: Episode, reading: AnswerReading | None) -> tuple[float, str]:
+    own = answer_expected(check)
+    if reading is None:
+        reading = AnswerReading(own)
+    result = reading.result(ep)
+    if result.extra:
+        return 0.0, result.reason
+    found = [e.value for e in own if e.value in result.found]
+    missing = [e.value for e in own if e.value not in result.found]
+    score = len(found) / len(own) if own else 1.0
+    if check.get("ordered") and not _in_order(ep.answer, found):
+        return score / 2, f"found {len(found)}/{len(own)}, not in the order asked"
+    return score, f"missing {missing}" if missing else f"found {len(found)}/{len(own)}"
+
+
+def _in_order(answer: str, values: list[Any]) -> bool:
+    """Whether the values' first mentions in ``answer`` come in this order."""
+    said = " " + " ".join(tokens(answer)) + " "
+    where = [said.find(" " + " ".join(tokens(str(v))) + " ") for v in values]
+    return where == sorted(where)
 
 
 def _record(check: dict[str, Any], ep: Episode) -> tuple[bool, str]:
@@ -140,6 +193,10 @@ def _record(check: dict[str, Any], ep: Episode) -> tuple[bool, str]:
         ok = value is not _MISSING and _equal(value, check.get("equals"))
     shown = "<missing>" if value is _MISSING else repr(value)[:80]
     return ok, f"{check.get('path', '')} = {shown}"
+
+
+def _state(check: dict[str, Any], ep: Episode) -> tuple[float, str]:
+    return check_state(check, ep.initial, ep.final)
 
 
 def _count(check: dict[str, Any], ep: Episode) -> tuple[bool, str]:
@@ -161,13 +218,17 @@ def _tool_called(check: dict[str, Any], ep: Episode) -> tuple[bool, str]:
     return n >= int(check.get("min_times", 1)), f"{check['name']} called {n} time(s)"
 
 
-CHECKS: dict[str, tuple[Callable[[dict[str, Any], Episode], tuple[bool, str]], tuple[str, ...]]] = {
-    "answer_contains": (_answer_contains, ("value",)),
-    "answer_equals": (_answer_equals, ("value",)),
+CheckFn = Callable[[dict[str, Any], Episode], tuple[float, str]]
+CHECKS: dict[str, tuple[CheckFn | None, tuple[str, ...]]] = {
+    "answer": (None, ("expect",)),
+    "answer_contains": (None, ("value",)),
+    "answer_equals": (None, ("value",)),
+    "state": (_state, ()),
     "record": (_record, ("collection", "key")),
     "count": (_count, ("collection",)),
     "tool_called": (_tool_called, ("name",)),
 }
+"""Check type → (function, required fields); answer checks run through :func:`_answer`."""
 
 
 def validate_check(check: dict[str, Any]) -> None:
@@ -178,8 +239,17 @@ def validate_check(check: dict[str, Any]) -> None:
     missing = [k for k in CHECKS[kind][1] if k not in check]
     if missing:
         raise VerifierError(f"check {kind!r} needs {', '.join(missing)}")
+    if kind == "answer" and not all(isinstance(e, dict) and "value" in e for e in check["expect"]):
+        raise VerifierError("check 'answer' needs expect: a list of {'value': ...} objects")
 
 
-def run_check(check: dict[str, Any], episode: Episode) -> tuple[bool, str]:
-    fn, _ = CHECKS[check["type"]]
-    return fn(check, episode)
+def run_check(
+    check: dict[str, Any], episode: Episode, reading: AnswerReading | None = None
+) -> tuple[float, str]:
+    """``(score in [0, 1], reason)``; ``reading`` shares one reading of the answer between
+    the answer checks of a rubric."""
+    if check["type"] in ANSWER_CHECKS:
+        return _answer(check, episode, reading)
+    fn = CHECKS[check["type"]][0]
+    score, reason = fn(check, episode)  # type: ignore[misc]
+    return float(score), reason

@@ -28,13 +28,17 @@ SYSTEM_PROMPT = (
 
 
 def make_spec(tasks: list[dict[str, Any]] | None = None) -> EnvSpec:
-    """The EnvSpec of notion-v0, with its records in memory."""
+    """The EnvSpec of notion-v0, with its records in memory and every task sealed: its
+    verifier checks the exact end state its gold chain makes (see
+    :mod:`agentworld_gym.synthesis.tasks.seal`)."""
+    from agentworld_gym.synthesis.tasks.seal import seal_spec
+
     if tasks is None:
         from agentworld_gym.domains.notion.tasks import all_tasks
 
         tasks = all_tasks()
     records = build_records()
-    return EnvSpec(
+    spec = EnvSpec(
         id="notion",
         name="Notion",
         version=0,
@@ -65,6 +69,10 @@ def make_spec(tasks: list[dict[str, Any]] | None = None) -> EnvSpec:
         tasks=[TaskSpec(**t) for t in tasks],
         records=records,
     )
+    unsealed = seal_spec(spec)
+    if unsealed:
+        raise SystemExit(f"notion tasks could not be sealed: {unsealed}")
+    return spec
 
 
 def write(out: Path = DEFAULT_OUT, check: bool = True) -> EnvSpec:

@@ -104,6 +104,16 @@ def contains(*values: str) -> dict[str, Any]:
     return {"type": "answer_contains", "value": list(values), "case_sensitive": False}
 
 
+def in_order(*values: str) -> dict[str, Any]:
+    """Every value, in this order (and no other candidate from the data)."""
+    return {"type": "answer", "expect": [{"value": v} for v in values], "ordered": True}
+
+
+def date(value: str) -> dict[str, Any]:
+    """A date, accepted in any common format."""
+    return {"type": "answer", "expect": [{"value": value, "kind": "date"}]}
+
+
 def number(value: float, tolerance: float = 0.0) -> dict[str, Any]:
     return {"type": "answer_equals", "value": value, "tolerance": tolerance}
 

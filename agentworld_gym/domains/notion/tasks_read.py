@@ -16,6 +16,8 @@ from agentworld_gym.domains.notion.taskkit import (
     called,
     contains,
     crit,
+    date,
+    in_order,
     in_project,
     number,
     open_tasks,
@@ -129,17 +131,7 @@ def read_tasks() -> list[dict[str, Any]]:
                 )
             ],
             "; ".join(f"{t[0]} (due {t[4]})" for t in urgent),
-            script(
-                """
-            def verify(initial_state, final_state, answer):
-                text = _norm(answer)
-                where = [text.find(_norm(n)) for n in NAMES]
-                if any(w < 0 for w in where):
-                    return 0.25 * sum(w >= 0 for w in where) / len(NAMES)
-                return 1.0 if where == sorted(where) else 0.5
-        """,
-                NAMES=names,
-            ),
+            rubric(crit("Lists the urgent open tasks by due date", 4, in_order(*names))),
             wrong="Add Apple Pay support; Backfill historical invoices; Quarterly access review.",
         )
     )
@@ -344,17 +336,7 @@ def _script_reads() -> list[dict[str, Any]]:
             ],
             "Write migration rollback runbook (Status Done, box unchecked) and Update pricing page "
             "copy (box checked, Status In review).",
-            script(
-                """
-            def verify(initial_state, final_state, answer):
-                text = _norm(answer)
-                score = sum(0.5 for n in NAMES if _norm(n) in text)
-                if final_state["pages"] != initial_state["pages"]:
-                    score -= 0.5
-                return max(0.0, score)
-        """,
-                NAMES=mismatched,
-            ),
+            rubric(crit("Names both mismatched tasks", 2, contains(*mismatched))),
             wrong="All tasks are consistent.",
         )
     )
@@ -364,12 +346,6 @@ def _script_reads() -> list[dict[str, Any]]:
         "Q3 brand refresh review",
         "Leadership weekly",
         "1:1 Diego / Sam",
-    ]
-    older = [
-        "Atlas design review",
-        "SOC 2 auditor prep",
-        "Data warehouse retro",
-        "Atlas checkout kickoff",
     ]
     out.append(
         task(
@@ -383,17 +359,7 @@ def _script_reads() -> list[dict[str, Any]]:
                 )
             ],
             "; ".join(week) + ".",
-            script(
-                """
-            def verify(initial_state, final_state, answer):
-                text = _norm(answer)
-                found = sum(1 for n in WEEK if _norm(n) in text)
-                extra = sum(1 for n in OLDER if _norm(n) in text)
-                return max(0.0, found / len(WEEK) - 0.25 * extra)
-        """,
-                WEEK=week,
-                OLDER=older,
-            ),
+            rubric(crit("Names the four meetings of the past week", 4, contains(*week))),
             wrong="Atlas design review and SOC 2 auditor prep.",
         )
     )
@@ -446,14 +412,10 @@ def _script_reads() -> list[dict[str, Any]]:
             "What's the status of the Apple Pay task, and when is it due?",
             [query("tasks", filter={"property": "Name", "title": {"contains": "Apple Pay"}})],
             "'Add Apple Pay support' is Not started and was due on 2026-08-03, so it is overdue.",
-            script("""
-            def verify(initial_state, final_state, answer):
-                text = _norm(answer)
-                status = "not started" in text
-                date = any(d in text for d in ("2026-08-03", "aug 3", "august 3", "3 aug",
-                                                "08/03", "3 august", "03.08"))
-                return 0.5 * status + 0.5 * date
-        """),
+            rubric(
+                crit("Gives the status Not started", 1, contains("Not started")),
+                crit("Gives the due date 2026-08-03", 1, date("2026-08-03")),
+            ),
             wrong="It is In progress and due on 2026-08-07.",
             split="test",
         )

@@ -229,7 +229,7 @@ def _property_writes() -> list[dict[str, Any]]:
                 query("projects", filter=_title_is("Q3 Brand Refresh")),
                 set_props(PROJECT["brand"], Budget={"number": 30000}),
             ],
-            "The Q3 Brand Refresh budget is now $30,000 (was $25,000).",
+            "The Q3 Brand Refresh budget is now $30,000.",
             rubric(
                 crit(
                     "Budget is 30000",

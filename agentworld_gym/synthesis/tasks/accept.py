@@ -6,7 +6,8 @@ Judged with the task's own verifier on the states its gold chain produced:
 - **stable**: so does the replay with another task id and a shifted clock (nothing volatile,
   like a generated id or a timestamp, is checked);
 - **not trivial**: the empty answer on the untouched state, and the first call's raw output
-  as the answer after only the first call, both score below 0.5.
+  as the answer after only the first call, both score below 0.5; and a read-only one-call
+  task whose call returns every asked value is a lookup, not a task.
 
 Rubric verifiers run in-process (the :class:`~agentworld_gym.verifiers.RubricVerifier` the
 environment uses). Scripts run in the sandbox, as in an episode, but many per sandbox process:
@@ -27,7 +28,9 @@ from agentworld_gym.errors import VerifierError
 from agentworld_gym.sandbox import SandboxLimits, run_function
 from agentworld_gym.synthesis.tasks.candidate import Candidate
 from agentworld_gym.verifiers import build_verifier
+from agentworld_gym.verifiers.answers import check_answer
 from agentworld_gym.verifiers.base import Episode
+from agentworld_gym.verifiers.checks import ANSWER_CHECKS, answer_expected
 
 TRIVIAL = 0.5
 BATCH = 48
@@ -70,9 +73,27 @@ def verdict(c: Candidate) -> str | None:
         return "volatile: replay with another id/clock scores below 1.0"
     if r.get("empty", 1.0) >= TRIVIAL:
         return "trivial: empty answer scores >= 0.5"
-    if r.get("first_call", 1.0) >= TRIVIAL:
+    if r.get("first_call", 1.0) >= TRIVIAL or _revealed(c):
         return "trivial: first call alone scores >= 0.5"
     return None
+
+
+def _revealed(c: Candidate) -> bool:
+    """A read-only one-call task whose one call returns every value asked (a lookup the
+    request spells out): the answer check's exclusivity no longer lets the raw output pass,
+    so ask whether it *contains* the answer."""
+    calls = (c.task.gold or {}).get("calls") or []
+    first = next((k for k in c.cases if k.name == "first_call"), None)
+    if len(calls) != 1 or first is None or first.final.changes():
+        return False
+    verifier = c.task.verifier
+    asked = [
+        e
+        for crit in verifier.get("criteria", [])
+        if (check := crit.get("check")) and check.get("type") in ANSWER_CHECKS
+        for e in answer_expected(check)
+    ]
+    return bool(asked) and check_answer(first.answer, asked, exclusive=False).met
 
 
 def judge(cands: list[Candidate], base: Database) -> None:

@@ -70,12 +70,13 @@ class TaskBuilder:
         calls: list[dict[str, Any]],
         diff: dict[str, Any],
         method: str,
+        kind: str = "graph",
     ) -> TaskSpec:
-        """The task spec of a candidate: a rubric makes a graph task, a script a program."""
+        """The task spec of a candidate (``kind``: ``graph`` or ``program``)."""
         return TaskSpec(
             id=task_id,
             instruction=instruction,
-            kind="program" if verifier.get("type") == "script" else "graph",
+            kind=kind,
             reference_answer=answer,
             verifier=verifier,
             gold={"type": "tool_chain", "calls": calls},

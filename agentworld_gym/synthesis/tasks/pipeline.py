@@ -12,6 +12,7 @@ the same seed gives byte-identical ``tasks.json`` whatever the number of worker 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import time
@@ -19,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentworld_gym.adversarial import Gate
 from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.synthesis.tasks.accept import judge, verdict
 from agentworld_gym.synthesis.tasks.candidate import SYNTHESIZER, Candidate, acceptance_cases
@@ -27,6 +29,7 @@ from agentworld_gym.synthesis.tasks.graph_tasks import GraphTaskBuilder
 from agentworld_gym.synthesis.tasks.model import build_model
 from agentworld_gym.synthesis.tasks.program_tasks import ProgramTaskBuilder
 from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.seal import seal
 from agentworld_gym.synthesis.tasks.shapes import Knobs
 from agentworld_gym.synthesis.tasks.values import rng_for
 from agentworld_gym.synthesis.tasks.walk import WalkConfig, Walker
@@ -142,7 +145,19 @@ class EnvSynthesizer:
         self.programs = ProgramTaskBuilder(self.model, self.runner, config.seed, llm)
         self.late = False
         """Past ``REALLOCATE_AFTER`` rounds: quotas move, plain programs are taken as drawn."""
+        self._gate: Gate | None = None
         self._probe()
+
+    def gate(self, c: Candidate) -> str | None:
+        """Why the adversarial gate refuses ``c`` (``None``: it passes)."""
+        if self._gate is None:
+            scratch = copy.copy(self.spec)  # shares the compiled tools and the loaded data
+            scratch.tasks = [c.task]
+            self._gate = Gate(scratch, self.config.seed)
+        elif c.task not in self._gate.spec.tasks:
+            self._gate.spec.tasks.append(c.task)
+        problems = self._gate.attack(c.task).problems
+        return f"gate: {problems[0].split(':')[0]}" if problems else None
 
     def _probe(self) -> None:
         """Run each code tool once so the graph learns what it returns."""
@@ -170,7 +185,12 @@ class EnvSynthesizer:
                 continue
             answer = t.reference_answer or str((t.gold or {}).get("answer", ""))
             cases = acceptance_cases(self.runner, calls, t.id, gold.db, probe.db, answer)
-            cands.append(Candidate(t, "", cases))
+            cand = Candidate(t, "", cases)
+            why = seal(cand, self.runner.base)
+            if why is not None:
+                out[t.id] = why
+                continue
+            cands.append(cand)
         judge(cands, self.runner.base)
         for c in cands:
             why = verdict(c)
@@ -261,6 +281,8 @@ class EnvSynthesizer:
                 tried[kind] += 1
                 if isinstance(made, str):
                     report.rejected[made] += 1
+                elif (why := seal(made, self.runner.base)) is not None:
+                    report.rejected[why] += 1
                 else:
                     batch.append((kind, made))
         gained: Counter[str] = Counter()
@@ -274,6 +296,8 @@ class EnvSynthesizer:
                 why = "duplicate"
             if why is None and len(kept[kind]) >= plan[kind]:
                 why = "surplus"
+            if why is None:
+                why = self.gate(c)
             if why is not None:
                 report.rejected[why] += 1
                 continue

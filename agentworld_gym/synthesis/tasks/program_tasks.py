@@ -16,9 +16,14 @@ from agentworld_gym.synthesis.tasks.candidate import (
 )
 from agentworld_gym.synthesis.tasks.llm_programs import ProgramWriter
 from agentworld_gym.synthesis.tasks.model import EnvModel
-from agentworld_gym.synthesis.tasks.programs import Caller, Program, ProgramError, capabilities
+from agentworld_gym.synthesis.tasks.programs import (
+    Answer,
+    Caller,
+    Program,
+    ProgramError,
+    capabilities,
+)
 from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.scripts import script
 from agentworld_gym.synthesis.tasks.shapes import Knobs
 from agentworld_gym.synthesis.tasks.templates import branch, bulk, create_each
 from agentworld_gym.synthesis.tasks.templates_agg import aggregate, children_agg, extreme, group_max
@@ -150,9 +155,11 @@ class ProgramTaskBuilder(TaskBuilder):
             program.answer_type,
             pattern=PATTERNS.get(program.template, "aggregate"),
         )
-        source = script(program.kind, program.params)
+        verifier = answer_rubric(answer, writes > 0)
+        if verifier is None:
+            return f"{name}: the program reports nothing to check"
         return self._package(
-            caller, request, answer, source, diff, program.template, program.family, knobs
+            caller, request, answer, verifier, diff, program.template, program.family, knobs
         )
 
     def _instance(
@@ -176,7 +183,7 @@ class ProgramTaskBuilder(TaskBuilder):
         caller: Caller,
         request: str,
         answer: str,
-        source: str,
+        verifier: dict[str, Any],
         diff: dict[str, Any],
         method: str,
         family: str,
@@ -194,7 +201,27 @@ class ProgramTaskBuilder(TaskBuilder):
         probe = self.runner.run(calls, task_id + "-probe", probe=True)
         if not probe.ok:
             return "probe replay failed"
-        verifier = {"type": "script", "source": source}
-        task = self.task(task_id, request, answer, verifier, calls, diff, method)
+        task = self.task(task_id, request, str(answer), verifier, calls, diff, method, "program")
         cases = acceptance_cases(self.runner, calls, task_id, caller.ctx.db, probe.db, answer)
         return Candidate(task, family, cases)
+
+
+def answer_rubric(answer: Answer | str, writes: bool) -> dict[str, Any] | None:
+    """The rubric of a program task before sealing: the values its answer reports, exactly
+    (in a write task they count only once the writes are right). Sealing adds the state."""
+    facts = getattr(answer, "facts", ())
+    if any(v is None or not isinstance(v, str | int | float) for v in facts):
+        return None
+    if not facts:
+        return None if not writes else {"type": "rubric", "criteria": []}
+    tolerance = getattr(answer, "tolerance", 0.0)
+    expect = [{"value": v, "tolerance": tolerance} if tolerance else {"value": v} for v in facts]
+    shown = ", ".join(map(str, facts))
+    criterion: dict[str, Any] = {
+        "text": f"Reports {shown}",
+        "weight": 1,
+        "check": {"type": "answer", "expect": expect},
+    }
+    if writes:
+        criterion["requires"] = "state"
+    return {"type": "rubric", "criteria": [criterion]}

@@ -47,6 +47,25 @@ class ProgramError(Exception):
     """A program's call failed: the instance does not fit this environment."""
 
 
+class Answer(str):
+    """A program's reference answer, carrying the values it reports: what the task's answer
+    check asks for (typed, exactly these), while the text is what a person would say.
+
+    >>> a = Answer("I updated 3 specs.", 3)
+    >>> a, a.facts
+    ('I updated 3 specs.', (3,))
+    """
+
+    facts: tuple[Any, ...]
+    tolerance: float
+
+    def __new__(cls, text: str, *facts: Any, tolerance: float = 0.0) -> Answer:
+        made = super().__new__(cls, text)
+        made.facts = facts
+        made.tolerance = tolerance
+        return made
+
+
 @dataclass
 class Program:
     template: str
@@ -58,7 +77,7 @@ class Program:
     answer_type: str
     family: str
     depth: int
-    run: Callable[[Caller], str]
+    run: Callable[[Caller], Answer]
     """Executes the program through a caller; returns the reference answer."""
     writes_expected: bool = True
 

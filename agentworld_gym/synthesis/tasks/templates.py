@@ -55,6 +55,7 @@ from typing import Any
 
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
 from agentworld_gym.synthesis.tasks.programs import (
+    Answer,
     Caller,
     Caps,
     Program,
@@ -136,7 +137,7 @@ def bulk(
     if w:
         params.update(g=w.path, v=value)
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         found = listed(caller, source, where, join)
         for r in found:
             if w is None:
@@ -144,7 +145,7 @@ def bulk(
             elif value_at(r, w.path) != value:
                 caller(tool, setting(tool, coll, r, w, value))
         verb = "updated" if w else "deleted"
-        return f"I {verb} {len(found)} {noun_of(coll, len(found))}."
+        return Answer(f"I {verb} {len(found)} {noun_of(coll, len(found))}.", len(found))
 
     request = render(
         REQUESTS[f"bulk_{op}"],
@@ -214,13 +215,13 @@ def branch(
         "b": b,
     }
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         found = [r for r in caller.list_all(source.tool, source.args) if hit(r, where)]
         for r in found:
             if value_at(r, w.path) != want(r):
                 caller(caps.updater, setting(caps.updater, coll, r, w, want(r)))
         n = sum(1 for r in found if want(r) == a)
-        return f"{n} {noun_of(coll, n)} ended up with {a}."
+        return Answer(f"{n} {noun_of(coll, n)} ended up with {a}.", n)
 
     request = render(
         REQUESTS["branch_update"],
@@ -319,14 +320,14 @@ def create_each(
     if not by_list:
         params["pks"] = [str(p.get(pcoll.pk)) for p in pool]
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         if by_list:
             found = [p for p in caller.list_all(pcaps.lister, {}) if hit(p, pw)]
         else:
             found = [p for p in (fetch(caller, pcaps, r) for r in pool) if hit(p, pw)]
         for p in found:
             caller(caps.maker, calls[str(p.get(pcoll.pk))])
-        return f"I added {len(found)} {noun_of(coll, len(found))}."
+        return Answer(f"I added {len(found)} {noun_of(coll, len(found))}.", len(found))
 
     request = render(
         REQUESTS["create_each" if by_list else "create_given"],

@@ -10,7 +10,15 @@ import random
 from typing import Any
 
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
-from agentworld_gym.synthesis.tasks.programs import Caller, Caps, Program, hit, setting, value_at
+from agentworld_gym.synthesis.tasks.programs import (
+    Answer,
+    Caller,
+    Caps,
+    Program,
+    hit,
+    setting,
+    value_at,
+)
 from agentworld_gym.synthesis.tasks.render import plural, quote
 from agentworld_gym.synthesis.tasks.shapes import (
     AGG,
@@ -81,11 +89,11 @@ def extreme(
         "lf": lf,
     }
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         found = [r for r in caller.list_all(source.tool, source.args) if number(r.get(nf))]
         pick = sorted(found, key=lambda r: r[nf], reverse=top)[0]
         caller(caps.updater, setting(caps.updater, coll, pick, w, value))
-        return f"It is {pick.get(lf)}."
+        return Answer(f"It is {pick.get(lf)}.", pick.get(lf))
 
     request = render(
         REQUESTS["extreme"],
@@ -147,7 +155,7 @@ def aggregate(
         params.update(join.params(), pf=join.field)
         cond = join.text(cond, "belong")
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         return answer(listed(caller, source, where, join), op, nf)
 
     template = REQUESTS["count" if count else "aggregate"]
@@ -186,9 +194,9 @@ def tally(rows: list[dict[str, Any]], op: str, nf: str) -> float | None:
 def answer(rows: list[dict[str, Any]], op: str, nf: str) -> str:
     """The program's report of ``op`` over the records it read."""
     if op == "count":
-        return f"There are {len(rows)}."
+        return Answer(f"There are {len(rows)}.", len(rows))
     x = AGG[op]([r[nf] for r in rows if number(r.get(nf))])
-    return f"The {OP_WORDS[op]} {humanize(nf)} is {fmt(x)}."
+    return Answer(f"The {OP_WORDS[op]} {humanize(nf)} is {fmt(x)}.", x, tolerance=0.01)
 
 
 def group_max(
@@ -243,7 +251,7 @@ def group_max(
     }
     tool, arg = scoped[0] if per_parent else (caps.lister, "")
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         found = [p for p in caller.list_all(pcaps.lister, {}) if hit(p, pw)]
         tally: dict[str, int] = {}
         if per_parent:
@@ -256,7 +264,7 @@ def group_max(
                 tally[str(value_at(r, fld))] = tally.get(str(value_at(r, fld)), 0) + 1
         best = max(found, key=lambda p: tally.get(str(p.get(pcoll.pk)), 0))
         n = tally.get(str(best.get(pcoll.pk)), 0)
-        return f"{best.get(lf)} has the most, with {n}."
+        return Answer(f"{best.get(lf)} has the most, with {n}.", best.get(lf), n)
 
     request = render(
         REQUESTS["group_max"],
@@ -334,7 +342,7 @@ def children_agg(
         "pks": keys,
     }
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         found = []
         for k in keys:
             args = {arg: typed(groups[k][0][fld], schema)}

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize, scalar
 from agentworld_gym.synthesis.tasks.programs import (
+    Answer,
     Caller,
     Caps,
     Program,
@@ -136,19 +137,22 @@ def batch_read(
             return None
         params.update(nf=nf, op=op, tol=0.01, w=where)
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         got = [fetch(caller, caps, r) for r in chosen]
         if mode == "pick":
             nums = [r for r in got if number(r.get(nf))]
             best = sorted(nums, key=lambda r: r[nf], reverse=params["max"])[0]
-            return f"It is {best.get(lf)}."
+            return Answer(f"It is {best.get(lf)}.", best.get(lf))
         matched = [r for r in got if hit(r, where)]
         if mode == "which":
-            return "These: " + "; ".join(str(r.get(lf)) for r in matched) + "."
+            labels = [r.get(lf) for r in matched]
+            return Answer("These: " + "; ".join(map(str, labels)) + ".", *labels)
         if mode == "count":
-            return f"{len(matched)} of them."
+            return Answer(f"{len(matched)} of them.", len(matched))
         x = AGG[params["op"]]([r[nf] for r in matched if number(r.get(nf))])
-        return f"The {OP_WORDS[params['op']]} {humanize(nf)} is {fmt(x)}."
+        return Answer(
+            f"The {OP_WORDS[params['op']]} {humanize(nf)} is {fmt(x)}.", x, tolerance=0.01
+        )
 
     verb = " have " if mode in ("count", "which") else " with "
     cond = verb + with_text(where) if where else ""
@@ -240,13 +244,13 @@ def batch_update(
     def want(rec: dict[str, Any]) -> Any:
         return value if mode != "else" or hit(rec, where) else other
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         got = [(r, fetch(caller, caps, r)) for r in chosen]
         if mode == "best":
             nums = [(r, x) for r, x in got if number(x.get(nf))]
             r, x = sorted(nums, key=lambda p: p[1][nf], reverse=params["max"])[0]
             caller(writer, setting(writer, coll, {**r, **x}, w, value))
-            return f"It is {x.get(lf)}."
+            return Answer(f"It is {x.get(lf)}.", x.get(lf))
         hits = [(r, x) for r, x in got if mode == "else" or hit(x, where)]
         for r, x in hits:
             if w is None:
@@ -254,7 +258,7 @@ def batch_update(
             elif value_at(x, w.path) != want(x):
                 caller(writer, setting(writer, coll, {**r, **x}, w, want(x)))
         n = sum(1 for _, x in got if hit(x, where))
-        return f"{n} got {value}." if mode == "else" else f"I {mode}d {n}."
+        return Answer(f"{n} got {value}." if mode == "else" else f"I {mode}d {n}.", n)
 
     request = render(
         REQUESTS[mode],
@@ -308,11 +312,11 @@ def batch_write(
     if w is not None:
         params.update(g=w.path, v=value)
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         for r in chosen:
             args = address(writer, coll, r) if w is None else setting(writer, coll, r, w, value)
             caller(writer, args)
-        return f"I {'deleted' if w is None else 'updated'} {len(chosen)}."
+        return Answer(f"I {'deleted' if w is None else 'updated'} {len(chosen)}.", len(chosen))
 
     keys = named(caps, chosen, writer)
     nouns = noun_of(coll, 2)

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
 from agentworld_gym.synthesis.tasks.programs import (
+    Answer,
     Caller,
     Caps,
     Program,
@@ -133,7 +134,7 @@ def lookup_branch(
         ref += named(tcaps, [target], tcaps.updater)
         what = f"that {tcaps.coll.noun}'s"
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         got = fetch(caller, caps, a)
         x_now = got.get(f)
         hit_ = x_now > v if numeric else str(x_now) == str(v)
@@ -141,7 +142,7 @@ def lookup_branch(
             caller(tcaps.updater, setting(tcaps.updater, tcaps.coll, target, w, x if hit_ else y))
         else:
             caller(tcaps.deleter, address(tcaps.deleter, tcaps.coll, target))
-        return f"Its {humanize(f)} is {x_now}."
+        return Answer(f"Its {humanize(f)} is {x_now}.", x_now)
 
     fname = field_name(w.path)
     then = f"set {ref} {fname} to {quote(x)}" if own else f"set {ref} to {quote(x)}"
@@ -196,12 +197,14 @@ def _compare(caps: Caps, f: str, rng: random.Random) -> Program | None:
         "else": [kb, [w.path, y]],
     }
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         first, second = (fetch(caller, caps, r) for r in pair)
         yes = first[f] > second[f]
         rec, value = (pair[0], x) if yes else (pair[1], y)
         caller(caps.updater, setting(caps.updater, coll, rec, w, value))
-        return f"The greater {humanize(f)} is {max(first[f], second[f])}."
+        return Answer(
+            f"The greater {humanize(f)} is {max(first[f], second[f])}.", max(first[f], second[f])
+        )
 
     request = render(
         REQUESTS["compare"],
@@ -357,10 +360,10 @@ def create_batch(
     shared = ", ".join(x for x in (batch.shared, *_told(caps, common)) if x)
     params = {"c": coll.name, "k": coll.pk, "all": batch.common, "want": batch.want, "n": count}
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         for args in batch.args:
             caller(caps.maker, args)
-        return f"{count}."
+        return Answer(f"{count}.", count)
 
     request = render(
         REQUESTS["create_batch"],
@@ -442,7 +445,7 @@ def create_chain(
         "n": len(names),
     }
 
-    def run(caller: Caller) -> str:
+    def run(caller: Caller) -> Answer:
         key = get_path(caller(pcaps.maker, parent.args[0]), path)
         if not (want_type == "string" and isinstance(key, str)) and not (
             want_type == "integer" and isinstance(key, int) and not isinstance(key, bool)
@@ -452,7 +455,7 @@ def create_chain(
         for args in kids.args:
             ref = {a: f"$0.{path}" for a in [arg, *copies]}
             caller(caps.maker, {**args, **dict.fromkeys(ref, key)}, refs=ref)
-        return f"I added {len(names)} {noun_of(coll, len(names))}."
+        return Answer(f"I added {len(names)} {noun_of(coll, len(names))}.", len(names))
 
     request = render(
         REQUESTS["create_chain"],
