@@ -21,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 from agentworld_gym.llm.transformers_backend import Sampling, TokenGenerator
+from agentworld_gym.verifiers import succeeded
 from algorithms.pool import TaskPool, TaskRef
 
 INVALID_CALL_ERRORS = frozenset({"malformed_action", "unknown_tool", "invalid_arguments"})
@@ -66,7 +67,7 @@ class Trajectory:
 
     @property
     def success(self) -> bool:
-        return self.reward >= 1.0 - 1e-6
+        return succeeded(self.verification, self.reward)
 
     @property
     def policy_tokens(self) -> int:
