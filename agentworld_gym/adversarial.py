@@ -348,7 +348,7 @@ def _rephrase(answer: str, asked: list[Expected]) -> str:
         tail = word[len(core) :]
         said = core.isdigit() and int(core) in numbers
         words.append(_WORDS[int(core)] + tail if said else word)
-    return "Done. Here is what you asked for: " + " ".join(words)
+    return "Here is the answer you asked for: " + " ".join(words)
 
 
 def gate_env(spec: EnvSpec, tasks: list[TaskSpec] | None = None, seed: int = 0) -> list[TaskGate]:

@@ -15,14 +15,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = subcommands(sub, "synth", "synthesize environments and tasks")
     p = actions.add_parser(
         "tasks",
-        help="graph-walk (rubric) and program (script) tasks for catalog environments",
+        help="graph-walk and program tasks for catalog environments",
         description=(
             "Synthesize verifiable tasks: weighted walks over each environment's tool graph "
-            "(judged by a rubric) and programs with loops, branches, joins and aggregates "
-            "(judged by a script). Every kept task replays its gold solution to reward 1.0, "
-            "gives the same result under another task id and clock, and scores below 0.5 "
-            "with an empty answer or with the first call's output alone. Same --seed, same "
-            "tasks.json bytes. Without --write nothing is written."
+            "and programs with loops, branches, joins and aggregates (cross-checked by an "
+            "independent script). Each task's verifier checks the exact values asked and the "
+            "exact end state its gold solution makes. Every kept task replays its gold "
+            "solution to reward 1.0, gives the same result under another task id and clock, "
+            "scores below 0.5 with an empty answer or with the first call's output alone, "
+            "and passes the adversarial gate (see agentworld validate --adversarial). Same "
+            "--seed, same tasks.json bytes. Without --write nothing is written."
         ),
     )
     where = p.add_mutually_exclusive_group(required=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 from agentworld_gym.evolution.episodes import EpisodeRecord
 from agentworld_gym.spec import TaskSpec
+from agentworld_gym.verifiers.checks import ANSWER_CHECKS
 
 
 class FailureClass(enum.StrEnum):
@@ -56,8 +57,7 @@ _ERROR_CLASS = {
     "invalid_arguments": FailureClass.INVALID_ARGUMENTS,
     "tool_execution_error": FailureClass.TOOL_ERROR_UNRECOVERED,
 }
-STATE_CHECKS = frozenset({"record", "count"})
-ANSWER_CHECKS = frozenset({"answer_contains", "answer_equals"})
+STATE_CHECKS = frozenset({"record", "count", "state"})
 CALL_CHECKS = frozenset({"tool_called"})
 
 

@@ -39,7 +39,8 @@ Dates (:func:`dates_in`)
     naive time taken as UTC); precision is "day", "minute" or "second". Two dates match when
     they are equal at the *coarser* of their two precisions, so "2025-12-05" and
     "2025-12-05 12:33" both match "2025-12-05T12:33:00.000Z", and "12:34" does not. An
-    invalid time keeps the date at day precision; an invalid date is no date.
+    invalid time keeps the date at day precision; an invalid date is no date. A time written
+    before the date ("12:33 on Dec 5, 2025") is not joined to it: the date has day precision.
 
 Booleans (:func:`polarity`)
     Explicit words decide: yes/yeah/yep/true/correct -> True, no/nope/false/incorrect ->
@@ -61,7 +62,10 @@ Exclusivity (``check_answer(..., exclusive=True)``)
     * text, when a ``pool`` is given: a contiguous 1..12-token n-gram of the answer that is in
       the pool is a competitor unless it is part of an expected *text* value's tokens, part
       of the request's tokens, or contains an expected text value. The answer is scanned in
-      full (no token cap): the scan is linear, one dict look-up per token.
+      full (no token cap): the scan is linear, one dict look-up per token. Pool entries are
+      normalised token strings ("amber beacon 359"), as :func:`competitor_pool` builds them.
+      Any pool entry counts, so a status word such as "completed" (8+ characters) or the
+      asked record's own id fails an answer that uses it, unless the request used it too.
     Any violation scores 0.0 with a reason; the found/missing tuples are still filled in.
 """
 
@@ -805,10 +809,19 @@ def _competitor(
     return None
 
 
-def _is_competitor_string(text: str) -> bool:
-    if not 3 <= len(text.strip()) <= 120 or infer_kind(text) != "text":
+def _only(mentions: tuple[Mention, ...], text: str) -> bool:
+    """Whether ``text`` is one mention and nothing else but signs ("$1.5k", "Dec 5, 2025")."""
+    if len(mentions) != 1:
         return False
-    if normalise(text) in _BOOL_WORDS:
+    rest = text[: mentions[0].start] + text[mentions[0].end :]
+    return _WORD.search(rest) is None
+
+
+def _is_competitor_string(text: str) -> bool:
+    """Whether a database string could name a candidate (the rule: :func:`competitor_pool`)."""
+    if not 3 <= len(text.strip()) <= 120 or normalise(text) in _BOOL_WORDS:
+        return False
+    if _only(_dates(text), text) or _only(_numbers(text), text):
         return False
     toks = tokens(text)
     if not 1 <= len(toks) <= _MAX_NGRAM:
@@ -823,7 +836,8 @@ def competitor_pool(values: Iterable[Any]) -> frozenset[str]:
     """The strings in a database that could name a competing candidate, normalised.
 
     Walks nested dicts (their values), lists, tuples and sets; keeps a string leaf of 3..120
-    characters and 1..12 tokens that is no number, date or boolean word. A one-token string
+    characters and 1..12 tokens that is no number, date or boolean word (in any format this
+    module reads: "$1.5k" and "Dec 5, 2025" are dropped too). A one-token string
     is kept only when it looks like an id (a digit or an underscore) or is >= 8 characters;
     "evt-1785920580" is two tokens and kept whole. Entries are ``" ".join(tokens(s))``.
     Build it once per database and reuse the object: :func:`check_answer` caches an index

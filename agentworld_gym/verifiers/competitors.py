@@ -7,10 +7,10 @@ an asked text value are
 
 - the other values of the same field, in any record (rival statuses, other records' names and
   ids; for a phrase quoted from a longer text, the other texts of that field), and
-- the values of the other *distinctive* fields of the records holding it (names, ids, dates,
-  free text: fields whose values are mostly distinct), which is what a dump of the record
-  adds; categorical fields (a status among five) are left out, since mentioning one asserts
-  little;
+- the values of the other *distinctive* fields of the records holding it (names, ids,
+  free text: fields whose values are mostly distinct; one-word values only when id-like),
+  which is what a dump of the record adds; categorical fields (a status among five) are left
+  out, since mentioning one in passing asserts little;
 
 minus every value that shares two consecutive words (or an id-like word) with the request:
 the request's own subject may always be named. The index of the initial data is built once per
@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentworld_gym.database import Database
-from agentworld_gym.verifiers.answers import Expected, _is_competitor_string, tokens
+from agentworld_gym.verifiers.answers import (
+    Expected,
+    _is_competitor_string,
+    infer_kind,
+    polarity,
+    tokens,
+)
 
 Location = tuple[str, str, str]
 """(collection, field path with list positions as ``*``, record key)."""
@@ -54,6 +60,18 @@ def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
+def _rival(value: str) -> bool:
+    """A string that can compete as a value of its own field: any short text ("Done" against
+    "Open"), not a number, date or yes/no."""
+    toks = tokens(value)
+    return (
+        1 <= len(toks) <= 12
+        and 2 <= len(value) <= 120
+        and infer_kind(value) == "text"
+        and not (len(toks) == 1 and polarity(value))
+    )
+
+
 def build_index(db: Database) -> DataIndex:
     """Index every string leaf of every record of ``db``."""
     index = DataIndex()
@@ -62,12 +80,13 @@ def build_index(db: Database) -> DataIndex:
         for rec in db.scan(coll):
             key = str(rec.get(db.primary_key(coll)))
             for path, value in _leaves(rec):
-                if not isinstance(value, str) or not _is_competitor_string(value):
+                if not isinstance(value, str) or not _rival(value):
                     continue
                 norm = " ".join(tokens(value))
                 index.where[norm].add((coll, path, key))
                 index.by_field[(coll, path)].add(norm)
-                index.by_record[(coll, key)].append((path, norm))
+                if _is_competitor_string(value):
+                    index.by_record[(coll, key)].append((path, norm))
                 seen[(coll, path)] += 1
     for place, n in seen.items():
         distinct = len(index.by_field[place])

@@ -26,7 +26,7 @@ import orjson
 from agentworld_gym.database import Database
 from agentworld_gym.errors import VerifierError
 from agentworld_gym.sandbox import SandboxLimits, run_function
-from agentworld_gym.synthesis.tasks.candidate import Candidate
+from agentworld_gym.synthesis.tasks.candidate import Candidate, Case
 from agentworld_gym.verifiers import build_verifier
 from agentworld_gym.verifiers.answers import check_answer
 from agentworld_gym.verifiers.base import Episode
@@ -69,6 +69,8 @@ def verdict(c: Candidate) -> str | None:
     r = c.rewards
     if r.get("gold", 0.0) < 1.0 - 1e-9:
         return "gold answer scores below 1.0"
+    if r.get("cross_check", 1.0) < 1.0 - 1e-9:
+        return "program and its independent check disagree"
     if r.get("gold_probe", 0.0) < 1.0 - 1e-9:
         return "volatile: replay with another id/clock scores below 1.0"
     if r.get("empty", 1.0) >= TRIVIAL:
@@ -97,13 +99,17 @@ def _revealed(c: Candidate) -> bool:
 
 
 def judge(cands: list[Candidate], base: Database) -> None:
-    """Fill ``rewards`` of every candidate (rubrics in-process, scripts batched)."""
+    """Fill ``rewards`` of every candidate (rubrics in-process, scripts batched), and the
+    ``cross_check`` of program candidates: their independent script on the gold run."""
     scripts = [c for c in cands if c.task.verifier.get("type") == "script"]
     for c in cands:
         if c.task.verifier.get("type") == "rubric":
             _judge_rubric(c, base)
     for i in range(0, len(scripts), BATCH):
         _judge_scripts(scripts[i : i + BATCH], base)
+    checked = [c for c in cands if c.cross_check]
+    for i in range(0, len(checked), BATCH):
+        _cross_check(checked[i : i + BATCH], base)
 
 
 def _judge_rubric(c: Candidate, base: Database) -> None:
@@ -118,6 +124,26 @@ def _judge_rubric(c: Candidate, base: Database) -> None:
 
 
 def _judge_scripts(cands: list[Candidate], base: Database) -> None:
+    rows = _run_scripts([(c.task.verifier["source"], c.cases) for c in cands], base)
+    if rows is None:
+        for c in cands:  # the batch failed: judge one by one, as an episode would
+            _judge_one(c, base)
+        return
+    for c, row in zip(cands, rows, strict=True):
+        c.rewards = {k.name: reward_of(v) for k, v in zip(c.cases, row, strict=True)}
+
+
+def _cross_check(cands: list[Candidate], base: Database) -> None:
+    """A program's independent recomputation of its ground truth, on its gold run: a program
+    and script that disagree mean a template bug on this environment."""
+    golds = [[k for k in c.cases if k.name == "gold"] for c in cands]
+    rows = _run_scripts([(c.cross_check, g) for c, g in zip(cands, golds, strict=True)], base)
+    for c, row in zip(cands, rows or [[0.0]] * len(cands), strict=True):
+        c.rewards["cross_check"] = reward_of(row[0]) if row else 0.0
+
+
+def _run_scripts(items: list[tuple[str, list[Case]]], base: Database) -> list[list] | None:
+    """Every script on its cases in one sandbox process; ``None`` when the batch failed."""
     states: list[orjson.Fragment] = [orjson.Fragment(base.snapshot_json())]
     index: dict[int, int] = {}
 
@@ -129,17 +155,12 @@ def _judge_scripts(cands: list[Candidate], base: Database) -> None:
             states.append(orjson.Fragment(db.snapshot_json()))
         return index[id(db)]
 
-    items = [
-        [c.task.verifier["source"], [[0, state(k.final), k.answer] for k in c.cases]] for c in cands
-    ]
+    jobs = [[source, [[0, state(k.final), k.answer] for k in cases]] for source, cases in items]
     limits = SandboxLimits(wall_s=60.0, cpu_s=60.0, memory_mb=2048, output_bytes=16 * 1024 * 1024)
-    result = run_function(_CHECK_ALL, "check_all", [states, items], limits=limits)
-    if not result.ok or not isinstance(result.value, list) or len(result.value) != len(cands):
-        for c in cands:  # the batch failed: judge one by one, as an episode would
-            _judge_one(c, base)
-        return
-    for c, row in zip(cands, result.value, strict=True):
-        c.rewards = {k.name: reward_of(v) for k, v in zip(c.cases, row, strict=True)}
+    result = run_function(_CHECK_ALL, "check_all", [states, jobs], limits=limits)
+    if not result.ok or not isinstance(result.value, list) or len(result.value) != len(items):
+        return None
+    return result.value
 
 
 def _judge_one(c: Candidate, base: Database) -> None:

@@ -38,6 +38,10 @@ class Candidate:
     """Tasks of one family (same template and anchor) share a split: no near-twin leaks."""
     cases: list[Case] = field(default_factory=list)
     rewards: dict[str, float] = field(default_factory=dict)
+    cross_check: str | None = None
+    """A program's verification script: its independent recomputation of the ground truth
+    from the initial state, which must agree with the program on the gold run (acceptance
+    only; the task's verifier checks the exact answer and end state)."""
 
     @property
     def signature(self) -> tuple[str, str]:

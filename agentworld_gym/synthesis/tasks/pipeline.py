@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -157,7 +158,9 @@ class EnvSynthesizer:
         elif c.task not in self._gate.spec.tasks:
             self._gate.spec.tasks.append(c.task)
         problems = self._gate.attack(c.task).problems
-        return f"gate: {problems[0].split(':')[0]}" if problems else None
+        if not problems:
+            return None
+        return "gate: " + re.sub(r"\s*\(?\d+\.\d+\)?", "", problems[0].split(":")[0])
 
     def _probe(self) -> None:
         """Run each code tool once so the graph learns what it returns."""

@@ -24,6 +24,7 @@ from agentworld_gym.synthesis.tasks.programs import (
     capabilities,
 )
 from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.scripts import script
 from agentworld_gym.synthesis.tasks.shapes import Knobs
 from agentworld_gym.synthesis.tasks.templates import branch, bulk, create_each
 from agentworld_gym.synthesis.tasks.templates_agg import aggregate, children_agg, extreme, group_max
@@ -158,9 +159,12 @@ class ProgramTaskBuilder(TaskBuilder):
         verifier = answer_rubric(answer, writes > 0)
         if verifier is None:
             return f"{name}: the program reports nothing to check"
-        return self._package(
+        made = self._package(
             caller, request, answer, verifier, diff, program.template, program.family, knobs
         )
+        if isinstance(made, Candidate):
+            made.cross_check = script(program.kind, program.params)
+        return made
 
     def _instance(
         self, names: list[str], rng: random.Random, knobs: Knobs

@@ -1,0 +1,94 @@
+"""The adversarial gate: lazy and greedy policies earn nothing, correct variants earn 1.0."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agentworld_gym.adversarial import ADVERSARIES, NO_WORK, Gate, gate_env, table
+from agentworld_gym.registry import load_spec
+from agentworld_gym.synthesis.tasks.seal import seal_spec
+
+
+@pytest.fixture
+def sealed_toy(toy_spec):
+    assert seal_spec(toy_spec) == {}
+    return toy_spec
+
+
+def _by_policy(gate) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for a in gate.attempts:
+        out.setdefault(a.policy, []).append(a)
+    return out
+
+
+def test_a_sealed_write_task_resists_every_adversary(sealed_toy):
+    result = Gate(sealed_toy).attack(sealed_toy.task("close-i1"))
+    runs = _by_policy(result)
+    assert {"empty", "echo", "numbers", "random", "dump", "drop_write", "alter_write"} <= set(
+        runs
+    )
+    for name in ADVERSARIES:
+        assert not any(a.success for a in runs.get(name, [])), name
+    for name in NO_WORK:
+        assert max(a.reward for a in runs[name]) < 0.3, name
+    assert runs["gold"][0].success and runs["rephrased"][0].success
+    assert result.passed, result.problems
+
+
+def test_a_loose_verifier_is_caught(toy_spec):
+    # unsealed: "count-open" pays for the answer alone and checks no state at all
+    task = toy_spec.task("count-open")
+    task.verifier["criteria"] = [
+        {"text": "says 2", "check": {"type": "answer_equals", "value": 2}},
+    ]
+    task.instruction = "How many items are open? (2 is a good guess.)"
+    result = Gate(toy_spec).attack(task)
+    assert not result.passed
+    assert any("echo" in p for p in result.problems)
+
+
+def test_an_answer_no_tool_returns_fails_the_gate(sealed_toy):
+    task = sealed_toy.task("close-i1")
+    task.verifier["criteria"].append(
+        {"text": "names it", "check": {"type": "answer_contains", "value": "Zanzibar ledger"}}
+    )
+    task.gold["answer"] = "3 points, Zanzibar ledger"
+    problems = Gate(sealed_toy).attack(task).problems
+    assert any("'Zanzibar ledger' is returned by no tool" in p for p in problems)
+
+
+def test_the_table_counts_every_policy(sealed_toy):
+    results = gate_env(sealed_toy, [sealed_toy.task("close-i1"), sealed_toy.task("count-open")])
+    text = table(results)
+    assert "gold" in text and "numbers" in text
+    assert text.splitlines()[-1].endswith("tasks pass the gate")
+
+
+def test_notion_passes_the_gate():
+    spec = load_spec("notion")
+    results = gate_env(spec)
+    failed = {r.task_id: r.problems for r in results if not r.passed}
+    assert failed == {}
+
+
+def test_a_seeded_catalog_sample_passes_the_gate():
+    """The CI gate: a fixed sample of synthesized tasks (the whole catalog runs with
+    ``agentworld validate --adversarial --all``)."""
+    from agentworld_gym.registry import list_envs
+
+    entries = [e for e in list_envs() if e.id != "notion"]
+    rng = random.Random(0)
+    picks = rng.sample([(e.gym_id, i) for e in entries for i in range(e.n_tasks)], 200)
+    by_env: dict[str, list[int]] = {}
+    for gym_id, i in picks:
+        by_env.setdefault(gym_id, []).append(i)
+    failed = {}
+    for gym_id, idx in sorted(by_env.items()):
+        spec = load_spec(gym_id)
+        for r in gate_env(spec, [spec.tasks[i] for i in idx]):
+            if not r.passed:
+                failed[r.task_id] = r.problems
+    assert failed == {}
