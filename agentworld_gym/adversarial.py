@@ -115,7 +115,8 @@ class Gate:
 
     Args:
         spec: the environment.
-        seed: seeds the ``random`` adversary.
+        seed: seeds the ``random`` adversary (with the task's request, so a task draws the
+            same random calls under any id).
     """
 
     def __init__(self, spec: EnvSpec, seed: int = 0) -> None:
@@ -182,7 +183,7 @@ class Gate:
         """Every adversary and variant on ``task``, and the verdict."""
         gate = TaskGate(self.spec.gym_id, task.id)
         calls, answer = self._gold(task)
-        rng = random.Random(f"{self.seed}:{task.id}")
+        rng = random.Random(f"{self.seed}:{task.instruction}")  # ids change when tasks are named
         add = gate.attempts.append
         add(self._attempt("empty", task, [], ""))
         add(self._attempt("echo", task, [], task.instruction))

@@ -39,6 +39,7 @@ from agentworld_gym.verifiers import (
     Verification,
     Verifier,
     build_verifier,
+    needs_judge,
 )
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -138,6 +139,8 @@ class _Shared:
         self.toolbox = Toolbox(spec)
         self.tools = [*self.toolbox.schemas, SUBMIT_SCHEMA]
         self.verifiers: dict[tuple[str, int], Verifier] = {}
+        self.judged: dict[str, bool] = {}
+        """Task id → whether its verifier has criteria only an LLM judge decides."""
         clock = spec.runtime.clock.replace("Z", "+00:00")
         self.clock = dt.datetime.fromisoformat(clock)
 
@@ -230,6 +233,12 @@ class AgentWorldEnv(gym.Env[str, str]):
             "tools": list(self._shared.tools),
             "messages": MessagesView(self._messages),
         }
+        if self.judge is None:
+            judged = self._shared.judged.get(self._task.id)
+            if judged is None:
+                judged = self._shared.judged[self._task.id] = needs_judge(self._task.verifier)
+            if judged:
+                info["needs_judge"] = True  # its prose criteria stay unjudged: no success
         return self._task.instruction, info
 
     def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:

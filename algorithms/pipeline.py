@@ -61,7 +61,7 @@ class TrainConfig:
     resume: bool = True
     """Continue from the checkpoints in the output folder when there are any."""
     threads: int | None = None
-    """torch CPU threads (``None``: the cores the 1-minute load average leaves free, see
+    """torch CPU threads (``None``: the cores other processes leave free, see
     :func:`agentworld_gym.llm.hardware.auto_threads`)."""
 
 

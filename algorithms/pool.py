@@ -17,6 +17,7 @@ import gymnasium as gym
 
 import agentworld_gym
 from agentworld_gym.errors import ConfigError
+from agentworld_gym.verifiers import needs_judge
 
 
 class Balance(StrEnum):
@@ -49,6 +50,9 @@ class EnvPoolConfig:
     """Use at most this many environments (the first ones by id); ``None`` = all."""
     max_turns: int | None = None
     """Override every environment's turn budget; ``None`` keeps each env's own."""
+    judged_tasks: bool = False
+    """Keep tasks with criteria only an LLM judge can decide (prose values). Off by default:
+    without a judge they cannot succeed, and a weak rule must not score them."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,9 @@ class TaskPool:
             for env_id in self.env_ids:
                 spec = agentworld_gym.load_spec(env_id)
                 refs += [
-                    TaskRef(env_id, t.id, self.categories[env_id]) for t in spec.tasks_in(split)
+                    TaskRef(env_id, t.id, self.categories[env_id])
+                    for t in spec.tasks_in(split)
+                    if self.config.judged_tasks or not needs_judge(t.verifier)
                 ]
             self._tasks[split] = refs
         return self._tasks[split]

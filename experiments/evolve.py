@@ -149,7 +149,7 @@ class EvolveConfig:
     seed: int = 0
     """torch seed set before the model is built."""
     threads: int | None = None
-    """torch CPU threads (``None``: the cores the 1-minute load average leaves free, see
+    """torch CPU threads (``None``: the cores other processes leave free, see
     :func:`agentworld_gym.llm.hardware.auto_threads`)."""
 
 

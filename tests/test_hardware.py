@@ -68,7 +68,7 @@ def test_explicit_dtypes_and_bad_names():
 
 @pytest.mark.parametrize(
     ("cores", "load", "threads"),
-    [(2, 0.1, 2), (2, 0.6, 1), (2, 1.0, 1), (2, 5.0, 1), (16, 3.2, 13)],
+    [(2, 0.1, 2), (2, 0.6, 2), (2, 0.8, 1), (2, 1.0, 1), (2, 5.0, 1), (16, 3.2, 13)],
 )
 def test_auto_threads_leaves_the_loaded_cores_alone(cores, load, threads):
     assert hardware.auto_threads(cores, load) == threads

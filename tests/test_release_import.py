@@ -310,3 +310,19 @@ def test_another_process_finds_the_catalog_through_the_environment(catalog):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "1.0"
+
+
+def test_ids_stamped_from_the_clock_are_masked_and_new_logs_ignored():
+    import datetime as dt
+
+    from agentworld_gym.database import Database
+    from agentworld_gym.release.expect import ID, Masker, state_delta
+
+    clock = "2026-08-05T09:00:00Z"
+    ms = int(dt.datetime(2026, 8, 5, 9, 1, tzinfo=dt.UTC).timestamp() * 1000)
+    near = Masker.around(clock)
+    assert near(f"evt-{ms}") == ID and near(f"evt_{ms // 1000}-a1") == ID
+    assert near("evt-1234567890123") == "evt-1234567890123"  # 2009: not this episode's clock
+    before = Database({}, documents={"events": []})
+    after = Database({}, documents={"events": [], "request_log": [{"at": 1}]})
+    assert state_delta(before, after, masker=near) == {}  # a log file a tool created

@@ -173,3 +173,28 @@ def test_misbehaving_scripts_give_zero_and_a_reason(episode, body, reason, tmp_p
     assert reason in result.details["error"]
     assert not os.path.exists("/tmp/agentworld_pwned")
     assert not os.path.exists("/tmp/agentworld_pwned2")
+
+
+def test_prose_criteria_reach_the_judge_or_say_they_need_one(toy_spec):
+    from types import SimpleNamespace
+
+    from agentworld_gym.env import AgentWorldEnv
+
+    task = toy_spec.task("count-open")
+    task.verifier["criteria"].append({"text": "Explains why politely", "weight": 1})
+    env = AgentWorldEnv(toy_spec, split="all")
+    _, info = env.reset(options={"task_id": "count-open"})
+    assert info["needs_judge"] is True
+    *_, info = env.step("2")
+    assert info["verification"]["needs_judge"] and not info["verification"]["success"]
+
+    class Judge:
+        def judge(self, instruction, answer, criteria, evidence=""):
+            return [SimpleNamespace(met=True, reason="polite") for _ in criteria]
+
+    judged = AgentWorldEnv(toy_spec, split="all", judge=Judge())
+    _, info = judged.reset(options={"task_id": "count-open"})
+    assert "needs_judge" not in info
+    *_, info = judged.step("2")
+    assert info["verification"]["success"]
+    assert [b["by"] for b in info["verification"]["breakdown"]][-1] == "llm"

@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--threads",
         type=int,
         default=None,
-        help="torch CPU threads (default: the cores the 1-minute load average leaves free)",
+        help="torch CPU threads (default: the cores other processes leave free)",
     )
     p.add_argument("--tool-format", choices=[f.value for f in ToolFormat], default="auto")
     p.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")

@@ -35,7 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="ENV",
         help="environment id under --root, or a folder; repeatable",
     )
-    where.add_argument("--all", action="store_true", help="every environment under --root")
+    where.add_argument(
+        "--all",
+        action="store_true",
+        help="every synthesized environment under --root (hand-built ones such as notion "
+        "only when named with --env)",
+    )
     p.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="catalog root")
     p.add_argument("--n", type=int, default=20, help="tasks per environment (default 20)")
     p.add_argument("--seed", type=int, default=0)

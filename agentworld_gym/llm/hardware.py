@@ -7,9 +7,9 @@ torch emulates it, and one Linear(576→1536) forward+backward on 4,096 tokens w
 cannot read (not x86), a one-off micro-benchmark decides and its result is cached per machine.
 
 Threads: OpenMP threads spin against other jobs' processes. Measured on 2 cores (AMD EPYC,
-``benchmarks/`` numbers in the README): with one other busy process, a generation-sized step
+``benchmarks/cpu_threads.py``): with one other busy process, a generation-sized step
 took 1.43 ms on 2 threads against 0.38 ms on 1, while a training-sized matmul was 10% faster on
-2. ``auto`` therefore takes the cores that the 1-minute load average leaves free (at least 1).
+2. ``auto`` therefore takes the cores other processes leave free right now (at least 1).
 
 Every choice is logged with its reason (logger ``agentworld_gym.llm.hardware``).
 """
@@ -136,14 +136,41 @@ def resolve_dtype(name: str | None, device: str | None = None) -> torch.dtype:
     return getattr(torch, name)
 
 
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def busy_cores(seconds: float = 0.25) -> float:
+    """How many cores other processes keep busy right now, from two readings of
+    ``/proc/stat`` (the 1-minute load average where there is none: it lags, and counts
+    whatever just finished, such as the install before ``make demo``)."""
+
+    def read() -> tuple[int, int]:
+        with open("/proc/stat") as fh:
+            fields = [int(x) for x in fh.readline().split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+        return sum(fields) - idle, sum(fields)
+
+    try:
+        busy0, total0 = read()
+        time.sleep(seconds)
+        busy1, total1 = read()
+    except (OSError, ValueError, IndexError):
+        return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if total1 <= total0:
+        return 0.0
+    return (busy1 - busy0) / (total1 - total0) * (os.cpu_count() or 1)
+
+
 def auto_threads(cores: int | None = None, load: float | None = None) -> int:
-    """Torch CPU threads for this machine now: the usable cores minus the 1-minute load
-    average (rounded), at least 1."""
-    if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    """Torch CPU threads for this machine now: the usable cores minus those other processes
+    keep busy (a core counts as taken from 0.7 of it busy), at least 1."""
+    cores = int(cores or _cores())
     if load is None:
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return max(1, min(int(cores or 1), math.floor(int(cores or 1) - load + 0.5)))
+        load = busy_cores()
+    return max(1, min(cores, cores - math.floor(load + 0.3)))
 
 
 def set_threads(threads: int | str | None) -> int:
@@ -151,12 +178,10 @@ def set_threads(threads: int | str | None) -> int:
     the count used and logs why."""
     torch = _torch()
     if threads in (None, "auto"):
-        count = auto_threads()
+        load = busy_cores()
+        count = auto_threads(load=load)
         log.info(
-            "threads auto -> %d (%d usable cores, 1-min load %.1f)",
-            count,
-            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0,
+            "threads auto -> %d (%d usable cores, %.1f kept busy by others)", count, _cores(), load
         )
     else:
         count = int(threads)

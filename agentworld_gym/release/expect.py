@@ -35,6 +35,8 @@ _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX_ID = re.compile(r"^(?:[A-Za-z]{1,12}[_-])?(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{16,}$")
 _PREFIXED_UUID = re.compile(r"^[A-Za-z]{1,12}[_-][0-9a-fA-F]{8}-[0-9a-fA-F-]{27}$")
+_EPOCH_ID = re.compile(r"^[A-Za-z]{1,12}[_-](?P<n>\d{10}|\d{13})(?:[_-][0-9A-Za-z]{1,12})?$")
+"""An id made from a clock reading: ``evt-1785920580123`` (epoch ms or s, maybe a suffix)."""
 _TIME_KEY = re.compile(r"(^|_)(at|ts|time|timestamp|epoch)$|^(created|updated|modified)$")
 _VOLATILE = re.compile(
     r"(^|[_-])(logs?|usage|audit|telemetry|rate_?limits?|access_?log|request_?log|call_?log)"
@@ -99,6 +101,11 @@ class Masker:
                 return TS
             if _UUID.match(value) or _HEX_ID.match(value) or _PREFIXED_UUID.match(value):
                 return ID
+            stamped = _EPOCH_ID.match(value)
+            if stamped is not None:
+                n = int(stamped["n"])
+                if self._in_window(n / 1000 if n >= 1e12 else n):
+                    return ID
             return value
         if isinstance(value, dict):
             return {k: self(v, k) for k, v in value.items()}
@@ -167,8 +174,8 @@ def state_delta(
     initial: Database, final: Database, ignore: Iterable[str] = (), masker: Masker = MASK_ALL
 ) -> dict[str, Any]:
     """Per document, the change from ``initial`` to ``final`` (unchanged ones left out)."""
-    skip = set(ignore)
     names = set(initial.snapshot()) | set(final.snapshot())
+    skip = set(ignore) | {n for n in names if is_volatile(n)}  # a log a tool creates too
     delta: dict[str, Any] = {}
     for name in sorted(names - skip):
         before, after = _document(initial, name), _document(final, name)

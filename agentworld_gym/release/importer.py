@@ -56,6 +56,7 @@ from agentworld_gym.replay import resolve_refs
 from agentworld_gym.sandbox import SandboxLimits
 from agentworld_gym.spec import DEFAULT_CLOCK, EnvSpec, RuntimeSpec, TaskSpec, ToolSpec
 from agentworld_gym.tools import Toolbox, ToolContext
+from agentworld_gym.verifiers.answers import tokens
 
 SOURCE = "agent-world-release"
 UNVERIFIED = "unverified"
@@ -95,6 +96,9 @@ class ImportOptions:
     """Register the root with Gymnasium in this process when done."""
     allow_default_root: bool = False
     """Allow ``out`` to be ``envs_generated/`` (synthesized environments may go there)."""
+    gate: bool = True
+    """Run the adversarial gate (:mod:`agentworld_gym.adversarial`) on every reproducible
+    task; one that fails it is kept out of the train split, with the reason."""
 
 
 @dataclass
@@ -398,6 +402,16 @@ def _write_tasks(
                 elif outcome.outputs:
                     last = outcome.outputs[-1]
                     why = _reference_mismatch(question.reference_answer, last, spec.runtime.clock)
+                expected = outcome.expected or {}
+                if expected.get("answer_facts"):  # what the request states is no finding
+                    said = f" {' '.join(tokens(question.task))} "
+                    expected["answer_facts"] = [
+                        f
+                        for f in expected["answer_facts"]
+                        if f" {' '.join(tokens(f))} " not in said
+                    ]
+                if why is None and not expected.get("state") and not expected.get("answer_facts"):
+                    why = "checks nothing: the chain changes nothing and names no fact"
             verifier: dict[str, Any] = {
                 "type": VERIFIER_TYPE,
                 "criteria": question.criteria,
@@ -414,11 +428,7 @@ def _write_tasks(
                     split=options.split if why is None else UNVERIFIED,
                     kind="manual",
                     reference_answer=question.reference_answer,
-                    gold={
-                        "type": "tool_chain",
-                        "calls": calls,
-                        "answer": question.reference_answer,
-                    },
+                    gold={"type": "tool_chain", "calls": calls, "answer": _gold_answer(verifier)},
                     difficulty={"chain_length": len(calls)},
                     provenance={
                         "source": options.source,
@@ -429,10 +439,37 @@ def _write_tasks(
                 )
             )
             report.tasks[task_id] = "ok" if why is None else why
+        if options.gate:
+            _gate(spec, report)
     finally:
         runtime.close()
     tasks = [asdict(t) for t in spec.tasks]
     (folder / "tasks.json").write_bytes(orjson.dumps(tasks, option=orjson.OPT_INDENT_2))
+
+
+def _gold_answer(verifier: dict[str, Any]) -> str:
+    """What the gold run says in the end: the facts its last output names (the release's
+    ``reference_answer`` is that output's raw JSON, not an answer a person would give)."""
+    facts = (verifier.get("expected") or {}).get("answer_facts") or []
+    return "; ".join(map(str, facts)) + "." if facts else "Done."
+
+
+def _gate(spec: EnvSpec, report: EnvReport) -> None:
+    """The adversarial gate on the reproducible tasks; a failing one leaves the train split."""
+    from agentworld_gym.adversarial import gate_env
+
+    verified = [t for t in spec.tasks if t.split != UNVERIFIED]
+    if not verified:
+        return
+    for result in gate_env(spec, verified):
+        if result.passed:
+            continue
+        task = spec.task(result.task_id)
+        why = "adversarial gate: " + "; ".join(result.problems[:2])
+        task.split = UNVERIFIED
+        task.provenance["reproducible"] = True
+        task.provenance["gate"] = result.problems
+        report.tasks[task.id] = why
 
 
 def _update_index(out: Path, report: ImportReport) -> None:

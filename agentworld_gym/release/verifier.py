@@ -18,7 +18,8 @@ How it judges, honestly:
   was replayed at import on a fresh copy of the database (:mod:`.expect`); the episode earns one
   point if its final state made the same change (ids and timestamps masked, log files
   ignored), and one if the answer mentions every fact of the chain's last output (record names
-  or titles, or the scalar result). The prose criteria are listed as ``unjudged``: a criterion
+  or titles, or the scalar result; read by type and exclusive, as rubric answer checks are).
+  The prose criteria are listed as ``unjudged``: a criterion
   about *how* the agent worked ("Step 1 finds ...") or about what the answer must *not* say is
   not checked, and an agent that reaches the same state by another route gets full credit.
 """
@@ -36,8 +37,9 @@ from agentworld_gym.release.expect import (
     normalise_delta,
     state_delta,
 )
+from agentworld_gym.verifiers.answers import Expected, check_answer
 from agentworld_gym.verifiers.base import Episode, Verification
-from agentworld_gym.verifiers.checks import normalise
+from agentworld_gym.verifiers.competitors import pool_for
 from agentworld_gym.verifiers.rubric import Judge
 
 VERIFIER_TYPE = "release_rubric"
@@ -90,7 +92,8 @@ class ReleaseRubricVerifier:
         judged = [r for r in breakdown if r["met"] is not None and r["weight"] > 0]
         total = sum(r["weight"] for r in judged)
         reward = sum(r["weight"] for r in judged if r["met"]) / total if total > 0 else 0.0
-        return Verification(reward, breakdown, details)
+        success = bool(judged) and all(r["met"] for r in breakdown if r["met"] is not None)
+        return Verification(reward, breakdown, details, success=success)
 
     def _replay_checks(self, episode: Episode, delta: dict[str, Any]) -> list[dict[str, Any]]:
         if self.expected is None:
@@ -106,22 +109,28 @@ class ReleaseRubricVerifier:
             {
                 "criterion": "The final state shows the verified chain's changes "
                 "(ids and timestamps masked, logs ignored).",
-                "weight": 1.0,
+                # a read-only task: "nothing changed" pays only with the answer right
+                "weight": 1.0 if self._state or self._facts else 0.0,
                 "met": same,
                 "by": "replay",
                 "reason": reason,
             }
         ]
         if self._facts:
-            answer = normalise(episode.answer)
-            missing = [f for f in self._facts if normalise(f) not in answer]
+            asked = [Expected(f) for f in self._facts]
+            key = "competitors:" + repr((episode.instruction, self._facts))
+            pool = episode.initial.memo(key, lambda db: pool_for(db, asked, episode.instruction))
+            result = check_answer(episode.answer, asked, request=episode.instruction, pool=pool)
+            if not self._state and not result.met:
+                rows[0]["met"] = False
+                rows[0]["reason"] += " (counts once the answer is right)"
             rows.append(
                 {
                     "criterion": "The answer mentions: " + "; ".join(self._facts),
                     "weight": 1.0,
-                    "met": not missing,
+                    "met": result.met,
                     "by": "replay",
-                    "reason": f"missing {missing}" if missing else "all mentioned",
+                    "reason": result.reason,
                 }
             )
         return rows

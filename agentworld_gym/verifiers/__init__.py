@@ -18,6 +18,7 @@ __all__ = [
     "Verifier",
     "build_verifier",
     "register_verifier",
+    "needs_judge",
     "succeeded",
 ]
 
@@ -48,3 +49,12 @@ def build_verifier(definition: dict[str, Any], judge: Judge | None = None) -> Ve
         return factory(definition, judge)
     known = ", ".join(repr(k) for k in ["rubric", "script", *sorted(_FACTORIES)])
     raise VerifierError(f"unknown verifier type {kind!r}; expected one of {known}")
+
+
+def needs_judge(definition: dict[str, Any]) -> bool:
+    """Whether a task's verifier has criteria that only an LLM judge can decide (a rubric
+    criterion with no machine check, or a release rubric's prose)."""
+    kind = definition.get("type") if isinstance(definition, dict) else None
+    if kind == "rubric":
+        return any(c.get("check") is None for c in definition.get("criteria", []))
+    return kind == "release_rubric" and definition.get("expected") is None

@@ -27,7 +27,6 @@ from typing import Any
 from agentworld_gym.database import Database
 from agentworld_gym.verifiers.answers import (
     Expected,
-    _is_competitor_string,
     infer_kind,
     polarity,
     tokens,
@@ -60,34 +59,66 @@ def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
+COMMON_WORDS = frozenset(
+    """a an the and or but if of to in on at by for with from as is are was were be been it its
+    this that these those there here what which who whom whose when where why how all any
+    each every some no not none one only also just than then so too very can could will would
+    shall should may might must do does did done have has had i you he she we they me him her
+    us them my your our their mine yours ours theirs about above below after before into over
+    under again further once more most other such same own answer answers asked ask found
+    result results value values following requested request task tasks below sure ok okay""".split()
+)
+"""One-word values a correct answer uses as words ("Here is the answer: ..."): in a world of
+placeholder data they are also some field's values, and must not count as rivals."""
+
+
 def _rival(value: str) -> bool:
-    """A string that can compete as a value of its own field: any short text ("Done" against
-    "Open"), not a number, date or yes/no."""
+    """A string that can compete as a value of its own field: any short text ("Closed"
+    against "Open"), not a number, date, yes/no or a common word."""
     toks = tokens(value)
     return (
         1 <= len(toks) <= 12
         and 2 <= len(value) <= 120
         and infer_kind(value) == "text"
-        and not (len(toks) == 1 and polarity(value))
+        and not (len(toks) == 1 and (polarity(value) or toks[0] in COMMON_WORDS))
     )
+
+
+def _distinctive_value(norm: str) -> bool:
+    """A value that names something when a dump repeats it: several words, or one word that
+    reads as an id (a digit or an underscore: ``p1``, ``wor_86ac``) or is long."""
+    return " " in norm or len(norm) >= 8 or any(c.isdigit() or c == "_" for c in norm)
+
+
+def _records(db: Database) -> Iterator[tuple[str, str, Any]]:
+    """Every record with its collection and key: collections, and the items of list documents
+    (an imported environment's files), keyed by their ``id`` or position."""
+    for coll in db.collections:
+        for rec in db.scan(coll):
+            yield coll, str(rec.get(db.primary_key(coll))), rec
+    for name, value in db.snapshot().items():
+        if name in db.collections:
+            continue
+        items = value if isinstance(value, list) else [value]
+        for i, rec in enumerate(items):
+            key = rec.get("id", i) if isinstance(rec, dict) else i
+            yield name, str(key), rec
 
 
 def build_index(db: Database) -> DataIndex:
     """Index every string leaf of every record of ``db``."""
     index = DataIndex()
     seen: dict[tuple[str, str], int] = defaultdict(int)
-    for coll in db.collections:
-        for rec in db.scan(coll):
-            key = str(rec.get(db.primary_key(coll)))
-            for path, value in _leaves(rec):
-                if not isinstance(value, str) or not _rival(value):
-                    continue
-                norm = " ".join(tokens(value))
-                index.where[norm].add((coll, path, key))
-                index.by_field[(coll, path)].add(norm)
-                if _is_competitor_string(value):
-                    index.by_record[(coll, key)].append((path, norm))
-                seen[(coll, path)] += 1
+    for coll, key, rec in _records(db):
+        for path, value in _leaves(rec):
+            if not isinstance(value, str) or not _rival(value):
+                continue
+            norm = " ".join(tokens(value))
+            index.where[norm].add((coll, path, key))
+            index.by_field[(coll, path)].add(norm)
+            if _distinctive_value(norm):
+                index.by_record[(coll, key)].append((path, norm))
+            seen[(coll, path)] += 1
     for place, n in seen.items():
         distinct = len(index.by_field[place])
         if distinct >= 3 and distinct >= 0.8 * n:

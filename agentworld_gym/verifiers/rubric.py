@@ -3,10 +3,11 @@
 Reward = (sum of weight × score of the criteria judged) / (sum of their weights); a machine
 check scores in [0, 1] (the ``state`` check gives partial credit per requested change), a
 judged criterion 0 or 1. A criterion with ``"requires": "state"`` scores only when every
-``state`` criterion is met (a write task's "tell me how many" pays only for work done).
+``state`` criterion is met (a write task's "tell me how many" pays only for work done);
+``"requires": "answer"`` only when every answer check is (a read-only task's "nothing
+changed" pays for keeping the data intact while answering, not for doing nothing).
 
-``success`` = every criterion met, those of weight 0 included (a weight-0 criterion gates
-success without paying: "nothing else changed" on a read-only task).
+``success`` = every criterion met, those of weight 0 included.
 
 A criterion without a machine check is judged by the LLM judge when one is configured; with no
 judge it is reported as ``unjudged`` in the breakdown, left out of the reward, and the episode
@@ -43,7 +44,8 @@ class Criterion:
     weight: float = 1.0
     check: dict[str, Any] | None = None
     requires: str | None = None
-    """A check type (``"state"``) whose criteria must all be met for this one to score."""
+    """A check type (``"state"``, or ``"answer"`` for every answer check) whose criteria must
+    all be met for this one to score."""
 
 
 class RubricVerifier:
@@ -109,10 +111,11 @@ class RubricVerifier:
             )
         for c, b in zip(self.criteria, breakdown, strict=True):
             if c.requires and b["score"]:
+                family = ANSWER_CHECKS if c.requires == "answer" else {c.requires}
                 unmet = [
                     d["criterion"]
                     for k, d in zip(self.criteria, breakdown, strict=True)
-                    if k.check is not None and k.check["type"] == c.requires and not d["met"]
+                    if k.check is not None and k.check["type"] in family and not d["met"]
                 ]
                 if unmet:
                     b.update(score=0.0, met=False, reason=f"counts once met: {unmet[0]}")

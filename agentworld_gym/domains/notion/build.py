@@ -87,7 +87,19 @@ def write(out: Path = DEFAULT_OUT, check: bool = True) -> EnvSpec:
     if (out / "db").exists():
         shutil.rmtree(out / "db")
     spec.save(out)
+    _refresh_index(out, spec)
     return spec
+
+
+def _refresh_index(out: Path, spec: EnvSpec) -> None:
+    """Keep the catalog index's entry of the written folder in step (task count, tools)."""
+    from agentworld_gym.registry import entry_for, read_index, write_index
+
+    entries = read_index(out.parent)
+    if not entries:
+        return
+    fresh = entry_for(spec, out.name)
+    write_index(out.parent, [fresh if e.path == out.name else e for e in entries])
 
 
 def main(argv: list[str] | None = None) -> None:

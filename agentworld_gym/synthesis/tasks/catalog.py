@@ -108,7 +108,9 @@ class CatalogReport:
 
 
 def env_folders(root: Path, only: Iterable[str] = ()) -> list[Path]:
-    """Environment folders of a catalog root (those named in ``only``, when given)."""
+    """Environment folders of a catalog root: those named in ``only``, else every one that
+    environment synthesis made (a hand-built domain such as notion keeps its hand-written
+    tasks unless named)."""
     wanted = list(only)
     if wanted:
         out = []
@@ -123,7 +125,12 @@ def env_folders(root: Path, only: Iterable[str] = ()) -> list[Path]:
                 raise RegistrationError(f"no environment {name!r} under {root}.{hint}")
             out.append(folder)
         return out
-    return sorted(p.parent for p in root.glob("*/env.json"))
+    return sorted(p.parent for p in root.glob("*/env.json") if _synthesized(p))
+
+
+def _synthesized(env_json: Path) -> bool:
+    provenance = orjson.loads(env_json.read_bytes()).get("provenance") or {}
+    return bool(provenance.get("synthesizer"))
 
 
 def _work(job: tuple[str, dict[str, Any], Any]) -> EnvResult:

@@ -172,8 +172,8 @@ class EnvSynthesizer:
                 self.walker.walk(rng, f"{self.spec.id}-probe", 1, focus=(name,))
 
     def audit(self, tasks: list[TaskSpec]) -> dict[str, str]:
-        """Why each machine-made task of another synthesizer fails acceptance (by id; tasks
-        that pass, and hand-written ones, are absent)."""
+        """Why each machine-made task of another synthesizer fails acceptance or the gate (by
+        id; tasks that pass, sealed in place, and hand-written ones, are absent)."""
         out: dict[str, str] = {}
         cands = []
         for t in tasks:
@@ -196,7 +196,7 @@ class EnvSynthesizer:
             cands.append(cand)
         judge(cands, self.runner.base)
         for c in cands:
-            why = verdict(c)
+            why = verdict(c) or self.gate(c)
             if why is not None:
                 out[c.task.id] = why
         return out

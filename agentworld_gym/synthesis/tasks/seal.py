@@ -7,10 +7,11 @@ expected_changes`): every change the gold makes must be made, nothing else may c
 values the agent cannot know in advance (generated ids, the tool's timestamps) are masked.
 
 Weights: each requested change weighs what a per-record check weighed (2), so partial work
-keeps partial credit; a read-only task gets a weight-0 "nothing changed" criterion, which
-gates success without paying for doing nothing. A criterion with ``"requires": "state"``
-(a write task's "tell me how many") scores only once the state is right: reporting the
-count of work not done earns nothing.
+keeps partial credit; a read-only task gets a "nothing changed" criterion as heavy as its
+answer checks that pays only with the answer right (``"requires": "answer"``): keeping the
+data intact while answering is half the task, doing nothing is none of it. A criterion with
+``"requires": "state"`` (a write task's "tell me how many") scores only once the state is
+right: reporting the count of work not done earns nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agentworld_gym.database import Database
 from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.synthesis.tasks.candidate import Candidate
 from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.verifiers.checks import ANSWER_CHECKS
 from agentworld_gym.verifiers.state import expected_changes, units
 
 PER_RECORD_CHECKS = frozenset({"record", "count", "state"})
@@ -51,7 +53,11 @@ def sealed_criteria(criteria: list[dict[str, Any]], check: dict[str, Any]) -> li
         text = f"The data ends exactly as requested ({n} change{'s' * (n != 1)}, nothing else)"
         state = {"text": text, "weight": CHANGE_WEIGHT * n, "check": check}
     else:
-        state = {"text": "Nothing in the data changes", "weight": 0, "check": check}
+        asked = [c for c in kept if (c.get("check") or {}).get("type") in ANSWER_CHECKS]
+        weight = sum(float(c.get("weight", 1.0)) for c in asked) or 1.0
+        state = {"text": "Nothing in the data changes", "weight": weight, "check": check}
+        if asked:
+            state["requires"] = "answer"
     return [*kept, state]
 
 
