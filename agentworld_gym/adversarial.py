@@ -124,6 +124,8 @@ class Gate:
         self.seed = seed
         self.env = AgentWorldEnv(spec, split="all", max_turns=10_000)
         self.writes = {t.name for t in spec.tools if t.kind != "read"}
+        self.seen = [v for v in _leaves(spec.database.snapshot()) if isinstance(v, str)][:5000]
+        """The strings the ``random`` adversary fills arguments with (the data's own)."""
 
     # -- episodes ---------------------------------------------------------------------------
     def _episode(
@@ -167,15 +169,14 @@ class Gate:
         gold = task.gold or {}
         return list(gold.get("calls", [])), str(gold.get("answer", task.reference_answer) or "")
 
-    def _random_calls(self, task: TaskSpec, rng: random.Random, n: int = 4) -> list[dict]:
-        seen = [v for v in _leaves(self.spec.database.snapshot()) if isinstance(v, str)][:5000]
+    def _random_calls(self, rng: random.Random, n: int = 4) -> list[dict]:
         calls = []
         for _ in range(n):
             tool = rng.choice(self.spec.tools)
             props = tool.parameters.get("properties", {})
             args = {}
             for name in tool.parameters.get("required", []):
-                args[name] = _random_value(props.get(name, {}), seen, rng)
+                args[name] = _random_value(props.get(name, {}), self.seen, rng)
             calls.append({"name": tool.name, "arguments": args})
         return calls
 
@@ -188,7 +189,7 @@ class Gate:
         add(self._attempt("empty", task, [], ""))
         add(self._attempt("echo", task, [], task.instruction))
         add(self._attempt("numbers", task, [], NUMBERS))
-        add(self._attempt("random", task, self._random_calls(task, rng), None))
+        add(self._attempt("random", task, self._random_calls(rng), None))
         reads = [SKIP if c["name"] in self.writes else c for c in calls]
         if calls:
             add(self._attempt("dump", task, reads, None))

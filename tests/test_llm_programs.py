@@ -338,7 +338,8 @@ def test_any_change_outside_the_program_scores_zero(tracker):
         assert verifier.verify(ep).reward == want
     half = runner.run(task.gold["calls"][:4], "x").db  # one of the two hand-overs
     ep = Episode(runner.base, half, "I handed over 2 tasks worth 7 points", [], "")
-    assert verifier.verify(ep).reward == pytest.approx(0.7 * 1 / 2 + 0.3)
+    # half the hand-overs done: their share, and no credit for reporting work not done
+    assert verifier.verify(ep).reward == pytest.approx(0.7 * 1 / 2)
 
 
 def test_a_string_answer_must_be_chosen_not_dumped(tracker):

@@ -131,13 +131,16 @@ def test_http_server_isolates_sessions(http_server):
         # a stateless (modern protocol) client names its episodes in _meta
         async with Client(http_server) as client:
             a, b = {"agentworld/episode": "a"}, {"agentworld/episode": "b"}
+            c = {"agentworld/episode": "c"}
             await _comment(client, a)
             assert await _comments(client, a) == await _comments(client, b) + 1
-            await client.call_tool("API-post-database-query", _gold_query(), meta=a)
+            await client.call_tool("API-post-database-query", _gold_query(), meta=c)
             done_a = await client.call_tool("submit", {"answer": "15"}, meta=a)
             done_b = await client.call_tool("submit", {"answer": "15"}, meta=b)
-            assert done_a.structured_content["reward"] == 1.0
-            assert done_b.structured_content["reward"] < 1.0
+            done_c = await client.call_tool("submit", {"answer": "15"}, meta=c)
+            assert done_c.structured_content["reward"] == 1.0
+            assert done_b.structured_content["reward"] < 1.0  # never queried
+            assert done_a.structured_content["reward"] < 1.0  # its comment was not asked for
 
     anyio.run(main)
 

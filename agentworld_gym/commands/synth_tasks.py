@@ -137,7 +137,7 @@ def cmd_synth_tasks(args: argparse.Namespace) -> int:
         min_tasks=args.min_tasks,
         prune_existing=not args.keep_existing,
     )
-    folders = env_folders(args.root, [] if args.all else args.env)
+    folders = env_folders(args.root, [] if args.all else args.env, synthesized=args.all)
 
     def progress(res, i, n) -> None:
         if args.quiet:

@@ -113,12 +113,14 @@ def unrecovered_errors(record: EpisodeRecord) -> list[tuple[FailureClass, str]]:
 
 
 def unmet_checks(record: EpisodeRecord, task: TaskSpec | None) -> list[tuple[str, str]]:
-    """``(check type, criterion text)`` of every unmet criterion; ``"llm"`` without a check."""
+    """``(check type, criterion text)`` of every unmet criterion; ``"llm"`` without a check.
+    A criterion unmet only because it waits for another (``requires``) is left out: the
+    other one is the failure."""
     breakdown = record.verification.get("breakdown") or []
     criteria = (task.verifier.get("criteria") if task is not None else None) or []
     out = []
     for i, row in enumerate(breakdown):
-        if row.get("met") is not False:
+        if row.get("met") is not False or row.get("waits_for"):
             continue
         check = criteria[i].get("check") if i < len(criteria) else None
         kind = check.get("type", "other") if isinstance(check, dict) else "llm"

@@ -119,6 +119,7 @@ class RubricVerifier:
                 ]
                 if unmet:
                     b.update(score=0.0, met=False, reason=f"counts once met: {unmet[0]}")
+                    b["waits_for"] = c.requires  # unmet because of another criterion
         judged = [b for b in breakdown if b["score"] is not None]
         total = sum(b["weight"] for b in judged)
         earned = sum(b["weight"] * b["score"] for b in judged)

@@ -64,6 +64,7 @@ def make_spec(tasks: list[dict[str, Any]] | None = None) -> EnvSpec:
             "archival, error objects) re-implemented over a synthetic workspace.",
             "data": "synthetic, deterministic (agentworld_gym.domains.notion.seed)",
             "license": "MIT (tool schemas, from makenotion/notion-mcp-server); data original",
+            "tasks": "hand-written",
         },
         runtime=RuntimeSpec(max_turns=40, clock=CLOCK, system_prompt=SYSTEM_PROMPT),
         tasks=[TaskSpec(**t) for t in tasks],

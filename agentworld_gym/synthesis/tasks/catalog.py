@@ -107,10 +107,10 @@ class CatalogReport:
         }
 
 
-def env_folders(root: Path, only: Iterable[str] = ()) -> list[Path]:
-    """Environment folders of a catalog root: those named in ``only``, else every one that
-    environment synthesis made (a hand-built domain such as notion keeps its hand-written
-    tasks unless named)."""
+def env_folders(root: Path, only: Iterable[str] = (), synthesized: bool = False) -> list[Path]:
+    """Environment folders of a catalog root: those named in ``only``, else every one (with
+    ``synthesized``, not those whose provenance says their tasks are hand-written, such as
+    notion's: they are synthesized for only when named)."""
     wanted = list(only)
     if wanted:
         out = []
@@ -125,12 +125,14 @@ def env_folders(root: Path, only: Iterable[str] = ()) -> list[Path]:
                 raise RegistrationError(f"no environment {name!r} under {root}.{hint}")
             out.append(folder)
         return out
-    return sorted(p.parent for p in root.glob("*/env.json") if _synthesized(p))
+    return sorted(
+        p.parent for p in root.glob("*/env.json") if not synthesized or _synthesized(p)
+    )
 
 
 def _synthesized(env_json: Path) -> bool:
     provenance = orjson.loads(env_json.read_bytes()).get("provenance") or {}
-    return bool(provenance.get("synthesizer"))
+    return provenance.get("tasks") != "hand-written"
 
 
 def _work(job: tuple[str, dict[str, Any], Any]) -> EnvResult:

@@ -16,7 +16,8 @@ execution, in the same format as the template programs' scripts (``P = <paramete
   far longer than the reference) or one that also names the other candidates of a string value
   (the other values of the same field) earns nothing for the answer.
 
-Reward: ``0.7 * targets_done / targets + 0.3 * values_reported / values`` for a program that
+Reward: ``0.7 * targets_done / targets + 0.3 * values_reported / values`` (the report counting
+only once every target is done: a count of work not done earns nothing) for a program that
 writes, the answer share alone for one that only reads, the state share alone for a write
 program that returns nothing to report. The expected changes are fixed by the environment's
 initial state: like graph tasks' rubrics, these tasks belong to the database they were made
@@ -92,7 +93,7 @@ def verify(initial_state, final_state, answer):
   return said(answer)
  if not P["nums"] and not P["strs"]:
   return ok / tot
- return 0.7 * ok / tot + 0.3 * said(answer)
+ return 0.7 * ok / tot + 0.3 * said(answer) * (ok == tot)
 """
 
 
