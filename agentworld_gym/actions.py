@@ -37,7 +37,16 @@ SUBMIT_SCHEMA: dict[str, Any] = {
         ),
         "parameters": {
             "type": "object",
-            "properties": {"answer": {"type": "string", "description": "The final answer."}},
+            "properties": {
+                "answer": {"type": "string", "description": "The final answer."},
+                "fields": {
+                    "type": "object",
+                    "description": (
+                        "Optional: the answer's named values, when the task lists answer "
+                        'fields (info["answer_fields"]), e.g. {"budget": 30000}.'
+                    ),
+                },
+            },
             "required": ["answer"],
         },
     },
@@ -65,6 +74,8 @@ class ParsedAction:
     content: str = ""
     calls: list[ToolCall] = field(default_factory=list)
     final_answer: str | None = None
+    answer_fields: dict[str, Any] | None = None
+    """Named values submitted with the answer (``submit``'s ``fields``)."""
 
 
 def parse_action(action: Any, max_chars: int = 100_000) -> ParsedAction:
@@ -201,6 +212,8 @@ def _finish(parsed: ParsedAction) -> ParsedAction:
             parsed.final_answer = (
                 answer if isinstance(answer, str) else orjson.dumps(answer).decode()
             )
+            fields = args.get("fields")
+            parsed.answer_fields = fields if isinstance(fields, dict) else None
             parsed.calls = parsed.calls[:i]
             break
     return parsed

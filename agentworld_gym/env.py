@@ -39,6 +39,7 @@ from agentworld_gym.verifiers import (
     Verification,
     Verifier,
     build_verifier,
+    declared_fields,
     needs_judge,
 )
 
@@ -140,6 +141,8 @@ class _Shared:
         self.tools = [*self.toolbox.schemas, SUBMIT_SCHEMA]
         self.verifiers: dict[tuple[str, int], Verifier] = {}
         self.judged: dict[str, bool] = {}
+        self.fields: dict[str, list[str]] = {}
+        """Task id → the answer fields its verifier declares (may be submitted structured)."""
         """Task id → whether its verifier has criteria only an LLM judge decides."""
         clock = spec.runtime.clock.replace("Z", "+00:00")
         self.clock = dt.datetime.fromisoformat(clock)
@@ -233,6 +236,11 @@ class AgentWorldEnv(gym.Env[str, str]):
             "tools": list(self._shared.tools),
             "messages": MessagesView(self._messages),
         }
+        fields = self._shared.fields.get(self._task.id)
+        if fields is None:
+            fields = self._shared.fields[self._task.id] = declared_fields(self._task.verifier)
+        if fields:
+            info["answer_fields"] = fields  # submit them as {"answer": ..., "fields": {...}}
         if self.judge is None:
             judged = self._shared.judged.get(self._task.id)
             if judged is None:
@@ -267,7 +275,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         if terminated or truncated:
             self._done = True
             answer = parsed.final_answer if terminated and parsed is not None else ""
-            verification = self.verify(answer or "")
+            fields = parsed.answer_fields if terminated and parsed is not None else None
+            verification = self.verify(answer or "", fields)
             reward = verification.reward
             info["final_answer"] = answer if terminated else None
             info["verification"] = verification.to_info()
@@ -330,8 +339,9 @@ class AgentWorldEnv(gym.Env[str, str]):
             )
         return outputs, results
 
-    def verify(self, answer: str) -> Verification:
-        """Run the task's verifier on the episode so far (the env calls it at the end)."""
+    def verify(self, answer: str, fields: dict[str, Any] | None = None) -> Verification:
+        """Run the task's verifier on the episode so far (the env calls it at the end);
+        ``fields``: the named answer values submitted with it."""
         task = self._task
         if task is None or self._db is None:
             raise EpisodeOver("no episode to verify: call reset() first")
@@ -339,7 +349,9 @@ class AgentWorldEnv(gym.Env[str, str]):
         verifier = self._shared.verifiers.get(key)
         if verifier is None:
             verifier = self._shared.verifiers[key] = build_verifier(task.verifier, self.judge)
-        episode = Episode(self._base, self._db, answer, list(self._calls), task.instruction)
+        episode = Episode(
+            self._base, self._db, answer, list(self._calls), task.instruction, dict(fields or {})
+        )
         return verifier.verify(episode)
 
     # -- read-only views for wrappers, tests and tools --------------------------------------

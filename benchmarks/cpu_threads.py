@@ -51,10 +51,11 @@ def main() -> None:
     print(f"CPU capability: {torch.backends.cpu.get_cpu_capability()}, {cores} usable cores")
     print(f"dtype auto -> {choice.name} ({choice.reason})")
     print(f"threads auto -> {auto_threads(load=busy_cores())} now\n")
-    print(f"{'case':<44} {'value':>10}")
+    print(f"{'case':<52} {'value':>10}")
     torch.set_num_threads(cores)
     for dtype in (torch.float32, torch.bfloat16):
-        print(f"{'train step, ' + str(dtype).split('.')[-1]:<44} {_train_ms(dtype):>8.0f} ms")
+        label = "train step, " + str(dtype).split(".")[-1]
+        print(f"{label:<52} {_train_ms(dtype):>8.0f} ms")
     for busy in (0, 1):
         stop = multiprocessing.Event()
         jobs = [multiprocessing.Process(target=_spin, args=(stop,)) for _ in range(busy)]
@@ -64,7 +65,7 @@ def main() -> None:
             for threads in sorted({1, cores}):
                 torch.set_num_threads(threads)
                 label = f"generation step, {threads} thread(s), {busy} busy process(es)"
-                print(f"{label:<44} {_generate_us():>8.0f} us")
+                print(f"{label:<52} {_generate_us():>8.0f} us")
         finally:
             stop.set()
             for j in jobs:

@@ -27,9 +27,7 @@ def _by_policy(gate) -> dict[str, list]:
 def test_a_sealed_write_task_resists_every_adversary(sealed_toy):
     result = Gate(sealed_toy).attack(sealed_toy.task("close-i1"))
     runs = _by_policy(result)
-    assert {"empty", "echo", "numbers", "random", "dump", "drop_write", "alter_write"} <= set(
-        runs
-    )
+    assert {"empty", "echo", "numbers", "random", "dump", "drop_write", "alter_write"} <= set(runs)
     for name in ADVERSARIES:
         assert not any(a.success for a in runs.get(name, [])), name
     for name in NO_WORK:

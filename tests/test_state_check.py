@@ -87,8 +87,17 @@ def test_a_read_only_check_is_met_only_when_nothing_changed(runner):
 def test_sealed_rubric_pays_partial_credit_and_success_needs_everything(runner, check):
     criteria = [
         {"text": "reports 3", "weight": 1, "check": {"type": "answer_equals", "value": 3}},
-        {"text": "old record check", "weight": 2, "check": {"type": "record",
-         "collection": "items", "key": "i1", "path": "status", "equals": "done"}},
+        {
+            "text": "old record check",
+            "weight": 2,
+            "check": {
+                "type": "record",
+                "collection": "items",
+                "key": "i1",
+                "path": "status",
+                "equals": "done",
+            },
+        },
     ]
     sealed = sealed_criteria(criteria, check)
     assert [c["check"]["type"] for c in sealed] == ["answer_equals", "state"]
@@ -103,8 +112,14 @@ def test_sealed_rubric_pays_partial_credit_and_success_needs_everything(runner, 
 
 def test_requires_state_pays_a_count_only_for_work_done(runner, check):
     criteria = sealed_criteria(
-        [{"text": "how many", "weight": 1, "requires": "state",
-          "check": {"type": "answer", "expect": [{"value": 2}]}}],
+        [
+            {
+                "text": "how many",
+                "weight": 1,
+                "requires": "state",
+                "check": {"type": "answer", "expect": [{"value": 2}]},
+            }
+        ],
         check,
     )
     verifier = RubricVerifier(criteria)

@@ -198,3 +198,30 @@ def test_prose_criteria_reach_the_judge_or_say_they_need_one(toy_spec):
     *_, info = judged.step("2")
     assert info["verification"]["success"]
     assert [b["by"] for b in info["verification"]["breakdown"]][-1] == "llm"
+
+
+def test_a_declared_answer_field_may_be_submitted_structured(toy_spec):
+    import json
+
+    from agentworld_gym.env import AgentWorldEnv
+
+    task = toy_spec.task("count-open")
+    task.verifier["criteria"][0]["check"] = {
+        "type": "answer",
+        "expect": [{"value": 2, "name": "open_items"}],
+    }
+    env = AgentWorldEnv(toy_spec, split="all")
+    _, info = env.reset(options={"task_id": "count-open"})
+    assert info["answer_fields"] == ["open_items"]
+
+    def submit(answer: str, fields: dict | None = None) -> dict:
+        env.reset(options={"task_id": "count-open"})
+        args = {"answer": answer, **({"fields": fields} if fields is not None else {})}
+        *_, info = env.step(json.dumps({"name": "submit", "arguments": args}))
+        return info["verification"]
+
+    assert submit("see fields", {"open_items": 2})["success"]
+    assert submit("see fields", {"open_items": "two"})["success"]
+    assert not submit("see fields", {"open_items": "0 1 2 3"})["success"]
+    assert not submit("see fields", {"open_items": 3})["success"]
+    assert submit("There are two open items.")["success"]  # free text still works

@@ -157,7 +157,22 @@ def _rederive(
     for crit in criteria:
         check = crit.get("check") or {}
         kind = check.get("type")
-        if kind in ("answer_equals", "answer_contains"):
+        if kind == "answer":  # typed expectations: each value re-derived like the others
+            for expect in check["expect"]:
+                value = expect["value"]
+                target = _as_number(value) if isinstance(value, str) else None
+                got, why = _new_answer_value(value if target is None else target, task, old, new)
+                if got is MISSING:
+                    return None, changes, why
+                got = str(got) if isinstance(value, str) else got
+                if got != value:
+                    changes.append(f"answer {value!r} -> {got!r}")
+                    crit["text"] = _sub(crit.get("text", ""), value, got)
+                    derived.reference_answer = _retext(derived.reference_answer, value, got, kind)
+                    if derived.gold is not None and "answer" in derived.gold:
+                        derived.gold["answer"] = _retext(derived.gold["answer"], value, got, kind)
+                    expect["value"] = got
+        elif kind in ("answer_equals", "answer_contains"):
             values = check["value"] if isinstance(check["value"], list) else [check["value"]]
             out = []
             for value in values:

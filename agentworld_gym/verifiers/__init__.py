@@ -18,6 +18,7 @@ __all__ = [
     "Verifier",
     "build_verifier",
     "register_verifier",
+    "declared_fields",
     "needs_judge",
     "succeeded",
 ]
@@ -58,3 +59,17 @@ def needs_judge(definition: dict[str, Any]) -> bool:
     if kind == "rubric":
         return any(c.get("check") is None for c in definition.get("criteria", []))
     return kind == "release_rubric" and definition.get("expected") is None
+
+
+def declared_fields(definition: dict[str, Any]) -> list[str]:
+    """The answer fields a task's rubric declares (named values of its ``answer`` checks)."""
+    from agentworld_gym.verifiers.checks import answer_fields
+
+    if not isinstance(definition, dict) or definition.get("type") != "rubric":
+        return []
+    names: list[str] = []
+    for c in definition.get("criteria", []):
+        check = c.get("check")
+        if isinstance(check, dict) and check.get("type") == "answer":
+            names += [n for n in answer_fields(check) if n not in names]
+    return names

@@ -26,6 +26,8 @@ class Episode:
     answer: str
     calls: list[CallRecord] = field(default_factory=list)
     instruction: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    """Named answer values submitted with the answer (see ``answer`` checks' ``name``)."""
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 Each check is a JSON object with a ``type``::
 
-    {"type": "answer", "expect": [{"value": 42, "kind": "number", "tolerance": 0.5}, ...],
-     "ordered": false}               # true: the values in this order
+    {"type": "answer", "expect": [{"value": 42, "kind": "number", "tolerance": 0.5,
+     "name": "budget"}, ...], "ordered": false}   # ordered: the values in this order
     {"type": "answer_contains", "value": "x" | ["x", "y"]}   # = answer, kinds inferred
     {"type": "answer_equals", "value": 42 | "text", "tolerance": 0.5}
     {"type": "state", "records": {...}, "created": {...}, "documents": {...}}
@@ -20,9 +20,14 @@ Each check is a JSON object with a ``type``::
 Answer checks parse the final answer by the expected value's type (numbers in words, with
 units and separators; dates in any common format; booleans; names and ids up to case, quotes
 and punctuation; see :mod:`agentworld_gym.verifiers.answers`) and are exclusive: an answer
-that also asserts competing candidates — numbers or dates the request did not ask for, other
-values from the data — meets none of them. Every answer check of one rubric shares one
-reading of the answer, so the values the other criteria ask for are not competitors.
+that also asserts competing candidates — numbers or dates the request did not ask for, rival
+values from the data (:mod:`agentworld_gym.verifiers.competitors`) — meets none of them.
+Every answer check of one rubric shares one reading of the answer, so the values the other
+criteria ask for are not competitors.
+
+An expected value with a ``name`` is an answer field: an agent may submit it structured
+(``submit`` with ``{"answer": ..., "fields": {"budget": 30000}}``), where the field's value is
+read by the same rules, alone; without the field the free-text answer is read as usual.
 
 A check returns ``(score, reason)`` with ``score`` in [0, 1] (``True``/``False`` for the
 all-or-nothing ones); a criterion is met at score 1.
@@ -36,6 +41,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from agentworld_gym.errors import VerifierError
 from agentworld_gym.verifiers.answers import (
@@ -128,6 +135,13 @@ def numbers_in(text: str) -> list[float]:
 ANSWER_CHECKS = frozenset({"answer", "answer_contains", "answer_equals"})
 
 
+def answer_fields(check: dict[str, Any]) -> dict[str, Any]:
+    """The named values of an ``answer`` check (its answer fields)."""
+    if check["type"] != "answer":
+        return {}
+    return {e["name"]: e["value"] for e in check["expect"] if isinstance(e.get("name"), str)}
+
+
 def answer_expected(check: dict[str, Any]) -> list[Expected]:
     """The values an answer check asks for, typed (kinds inferred where not declared)."""
     if check["type"] == "answer":
@@ -157,6 +171,9 @@ class AnswerReading:
 
 def _answer(check: dict[str, Any], ep: Episode, reading: AnswerReading | None) -> tuple[float, str]:
     own = answer_expected(check)
+    names = {e["value"]: e["name"] for e in check.get("expect", []) if e.get("name") in ep.fields}
+    if names:
+        return _fields(check, ep, names)
     if reading is None:
         reading = AnswerReading(own)
     result = reading.result(ep)
@@ -168,6 +185,24 @@ def _answer(check: dict[str, Any], ep: Episode, reading: AnswerReading | None) -
     if check.get("ordered") and not _in_order(ep.answer, found):
         return score / 2, f"found {len(found)}/{len(own)}, not in the order asked"
     return score, f"missing {missing}" if missing else f"found {len(found)}/{len(own)}"
+
+
+def _fields(check: dict[str, Any], ep: Episode, names: dict[Any, str]) -> tuple[float, str]:
+    """Score an answer check on the submitted fields (each read alone, exclusively)."""
+    own = answer_expected(check)
+    met, wrong = 0, []
+    for e in own:
+        name = names.get(e.value)
+        if name is None:
+            continue
+        value = ep.fields[name]
+        said = value if isinstance(value, str) else orjson.dumps(value).decode()
+        if check_answer(said, [e], request=ep.instruction).met:
+            met += 1
+        else:
+            wrong.append(name)
+    score = met / len(own) if own else 1.0
+    return score, f"fields wrong or missing: {wrong}" if wrong else f"fields {met}/{len(own)}"
 
 
 def _in_order(answer: str, values: list[Any]) -> bool:

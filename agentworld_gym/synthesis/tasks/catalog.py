@@ -125,9 +125,7 @@ def env_folders(root: Path, only: Iterable[str] = (), synthesized: bool = False)
                 raise RegistrationError(f"no environment {name!r} under {root}.{hint}")
             out.append(folder)
         return out
-    return sorted(
-        p.parent for p in root.glob("*/env.json") if not synthesized or _synthesized(p)
-    )
+    return sorted(p.parent for p in root.glob("*/env.json") if not synthesized or _synthesized(p))
 
 
 def _synthesized(env_json: Path) -> bool:

@@ -101,7 +101,9 @@ class GraphTaskBuilder(TaskBuilder):
             instruction = render.paraphrase(
                 self.llm, instruction, given, [f.value for f in facts], self.tool_names
             )
-        criteria = [self._criterion(f, steps) for f in facts] + state
+        names = self._field_names(facts, steps)
+        criteria = [self._criterion(f, steps, n) for f, n in zip(facts, names, strict=True)]
+        criteria += state
         strings = [str(f.value) for f in facts if isinstance(f.value, str)]
         if len(set(strings)) >= 3:
             criteria.append(
@@ -219,15 +221,28 @@ class GraphTaskBuilder(TaskBuilder):
             return f"number of {render.plural(noun)}{where}"
         return f"{noun} {humanize(f.field)}{where}"
 
-    def _criterion(self, f: Fact, steps: list[Step]) -> dict[str, Any]:
+    def _criterion(self, f: Fact, steps: list[Step], name: str) -> dict[str, Any]:
+        """One asked value, exactly; ``name`` is its answer field (``submit`` may carry it)."""
         weight = 1 if f.step == 0 else 2
         label = self._fact_label(f, steps)
-        if isinstance(f.value, int | float) and not isinstance(f.value, bool):
-            tol = 0 if isinstance(f.value, int) else max(0.01, abs(f.value) * 1e-4)
-            check = {"type": "answer_equals", "value": f.value, "tolerance": tol}
-        else:
-            check = {"type": "answer_contains", "value": str(f.value)}
+        expect: dict[str, Any] = {"value": f.value, "name": name}
+        if isinstance(f.value, float):
+            expect["tolerance"] = max(0.01, abs(f.value) * 1e-4)
+        elif not isinstance(f.value, int | float) or isinstance(f.value, bool):
+            expect["value"] = str(f.value)
+        check = {"type": "answer", "expect": [expect]}
         return {"text": f"States the {label}: {f.value}", "weight": weight, "check": check}
+
+    def _field_names(self, facts: list[Fact], steps: list[Step]) -> list[str]:
+        """A snake_case answer-field name per fact, unique within the task."""
+        names: list[str] = []
+        for f in facts:
+            base = "_".join(words(self._fact_label(f, steps, short=True))) or "value"
+            name, n = base, 2
+            while name in names:
+                name, n = f"{base}_{n}", n + 1
+            names.append(name)
+        return names
 
     # -- state facts ------------------------------------------------------------------------
     def _state_checks(self, steps: list[Step], r1, r2) -> list[dict[str, Any]]:
