@@ -139,6 +139,16 @@ def test_a_count_that_cannot_be_rederived_is_dropped():
     assert "not in the gold chain's outputs" in outcomes[0].reason
 
 
+def test_a_program_whose_reads_change_is_dropped_not_carried():
+    spec = make_spec()
+    program = dataclasses.replace(spec.task("count-open"), id="count-open-program", kind="program")
+    spec.tasks = [program]
+    result = complexify(spec, ComplexifyConfig(near_duplicates=2, edge_cases=1), seed=3)
+    kept, outcomes = rederive_tasks(spec, _version(spec, {**result.records, "settings": {}}))
+    assert kept == []
+    assert "reads return other data" in outcomes[0].reason
+
+
 def test_a_find_that_became_ambiguous_is_dropped(team_env):
     find = next(t for t in team_env.tasks if t.difficulty["pattern"] == "find")
     assert find.gold["derive"]["agg"] == "only"
