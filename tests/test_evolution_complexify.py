@@ -139,6 +139,18 @@ def test_a_count_that_cannot_be_rederived_is_dropped():
     assert "not in the gold chain's outputs" in outcomes[0].reason
 
 
+def test_typed_answer_checks_are_rederived_too():
+    spec = make_spec()
+    task = spec.task("count-open")
+    task.verifier["criteria"][0]["check"] = {"type": "answer", "expect": [{"value": 2}]}
+    spec.tasks = [task]
+    result = complexify(spec, ComplexifyConfig(near_duplicates=2, edge_cases=1), seed=3)
+    n_open = sum(1 for r in result.records["items"] if r["status"] == "open")
+    kept, outcomes = rederive_tasks(spec, _version(spec, {**result.records, "settings": {}}))
+    assert [o.status for o in outcomes] == ["rederived"]
+    assert kept[0].verifier["criteria"][0]["check"]["expect"] == [{"value": n_open}]
+
+
 def test_a_program_whose_reads_change_is_dropped_not_carried():
     spec = make_spec()
     program = dataclasses.replace(spec.task("count-open"), id="count-open-program", kind="program")

@@ -43,7 +43,7 @@ from agentworld_gym.evolution.values import (
 )
 from agentworld_gym.replay import ReplayResult, replay_gold
 from agentworld_gym.spec import EnvSpec, TaskSpec
-from agentworld_gym.verifiers.checks import get_path, matches
+from agentworld_gym.verifiers.checks import ANSWER_CHECKS, get_path, matches
 
 
 @dataclass
@@ -159,27 +159,18 @@ def _rederive(
     for crit in criteria:
         check = crit.get("check") or {}
         kind = check.get("type")
-        if kind == "answer":  # typed expectations: each value re-derived like the others
-            for expect in check["expect"]:
-                value = expect["value"]
-                target = _as_number(value) if isinstance(value, str) else None
-                got, why = _new_answer_value(value if target is None else target, task, old, new)
-                if got is MISSING:
-                    return None, changes, why
-                got = str(got) if isinstance(value, str) else got
-                if got != value:
-                    changes.append(f"answer {value!r} -> {got!r}")
-                    crit["text"] = _sub(crit.get("text", ""), value, got)
-                    derived.reference_answer = _retext(derived.reference_answer, value, got, kind)
-                    if derived.gold is not None and "answer" in derived.gold:
-                        derived.gold["answer"] = _retext(derived.gold["answer"], value, got, kind)
-                    expect["value"] = got
-        elif kind in ("answer_equals", "answer_contains"):
-            values = check["value"] if isinstance(check["value"], list) else [check["value"]]
+        if kind in ANSWER_CHECKS:
+            typed = kind == "answer"
+            listed = isinstance(check.get("value"), list)
+            values = (
+                [e["value"] for e in check["expect"]]
+                if typed
+                else (check["value"] if listed else [check["value"]])
+            )
             out = []
             for value in values:
                 target = value
-                if kind == "answer_contains" and isinstance(value, str):
+                if kind != "answer_equals" and isinstance(value, str):
                     number = _as_number(value)
                     target = number if number is not None else value
                 got, why = _new_answer_value(target, task, old, new)
@@ -193,7 +184,11 @@ def _rederive(
                     if derived.gold is not None and "answer" in derived.gold:
                         derived.gold["answer"] = _retext(derived.gold["answer"], value, got, kind)
                 out.append(got)
-            check["value"] = out if isinstance(check["value"], list) else out[0]
+            if typed:
+                for expect, got in zip(check["expect"], out, strict=True):
+                    expect["value"] = got
+            else:
+                check["value"] = out if listed else out[0]
         elif kind == "count":
             shift = _count(new_spec.database, check) - _count(old_spec.database, check)
             for bound in ("equals", "min", "max"):
