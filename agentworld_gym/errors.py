@@ -62,6 +62,12 @@ class ConfigError(AgentWorldError):
     """A configuration or specification is invalid; the message says what to change."""
 
 
+class LLMRequestError(AgentWorldError):
+    """One request to a model server failed (timed out, connection dropped, 5xx) after the
+    client's own retries: the policy failed this time, not the configuration. Episode runners
+    retry or record it; they never abort a run for it."""
+
+
 class SpecError(ConfigError):
     """An EnvSpec, task or verifier definition is malformed."""
 

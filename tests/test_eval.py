@@ -27,7 +27,7 @@ class GoldServer:
     """``POST /v1/chat/completions`` answered by the gold policy of the task in the chat.
 
     ``fail_first`` requests get a 500 first (the client must retry); model ``"wrong"`` answers
-    every task with a wrong final answer straight away.
+    every task with a wrong final answer straight away; ``"slow"`` takes 2.5 s per request.
     """
 
     def __init__(self, fail_first: int = 0) -> None:
@@ -47,6 +47,10 @@ class GoldServer:
                 if fail or body["model"] == "broken":
                     self.send_error(500)
                     return
+                if body["model"] == "slow":  # past the client's timeout
+                    import time
+
+                    time.sleep(2.5)
                 assert body["tools"][-1]["function"]["name"] == "submit"
                 if body["model"] == "wrong":
                     message = {"role": "assistant", "content": "No idea, sorry."}
@@ -143,3 +147,63 @@ def test_summarize_groups_by_env_and_category():
     assert by[("all", "all")].episodes == 4 and by[("all", "all")].mean_reward == 0.375
     assert "L1-y" in format_table(rows)
     assert select_tasks(["notion"], "test", limit=1)[0].env_id == "AgentWorld/notion-v0"
+
+
+def test_a_timed_out_server_gives_error_rows_and_the_run_finishes(gold_server, tmp_path, capsys):
+    out = tmp_path / "slow.jsonl"
+    argv = ["eval", "--base-url", gold_server.url, "--model", "slow", "--envs", "notion"]
+    argv += ["--limit", "5", "--timeout", "1", "--retries", "0", "--concurrency", "5"]
+    assert main(argv + ["--output", str(out), "-q"]) == 0
+    printed = capsys.readouterr().out
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 5 and all(r["error"].startswith("LLM request to") for r in rows)
+    assert sum("Request timed out (timeout 1.0s" in r["error"] for r in rows) >= 3  # 2 are 500s
+    assert not any(".." in r["error"] for r in rows)
+    all_row = next(line for line in printed.splitlines() if line.startswith("all"))
+    assert all_row.split()[-1] == "5"  # the errors column
+    assert "5 episodes run (0 resumed, 5 errors)" in printed and "episodes/min" in printed
+
+
+def test_resume_runs_only_the_missing_episodes(gold_server, tmp_path, capsys):
+    out = tmp_path / "resume.jsonl"
+    argv = ["eval", "--base-url", gold_server.url, "--model", "gold", "--envs", "notion"]
+    argv += ["--limit", "4", "--output", str(out), "-q"]
+    assert main(argv) == 0
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join(lines[:2]) + "\n" + lines[2][:40])  # killed while writing
+    before = gold_server.requests
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    printed = capsys.readouterr().out
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.endswith("}")]
+    assert len(rows) == 4
+    assert sorted(r["task_id"] for r in rows) == sorted(json.loads(x)["task_id"] for x in lines)
+    assert "2 episodes run (2 resumed, 0 errors)" in printed
+    assert gold_server.requests > before
+    all_row = next(line for line in printed.splitlines() if line.startswith("all"))
+    assert all_row.split()[2:4] == ["4", "100.0%"]
+
+
+def test_no_empty_file_is_left_when_nothing_finishes(tmp_path):
+    out = tmp_path / "none.jsonl"
+    report = evaluate([], lambda env_id: None, jsonl=out)
+    assert report.trajectories == [] and not out.exists()
+
+
+def test_ctrl_c_keeps_the_finished_episodes(tmp_path):
+    spec = load_spec("notion")
+    gold = GoldPolicy(spec)
+    seen: set[str] = set()
+
+    def policy(messages, tools):
+        seen.add(messages[1]["content"])
+        if len(seen) > 2:
+            raise KeyboardInterrupt
+        return gold(messages, tools)
+
+    out = tmp_path / "stopped.jsonl"
+    refs = select_tasks(["notion"], split="test", limit=5)
+    report = evaluate(refs, lambda env_id: policy, concurrency=1, jsonl=out)
+    assert report.interrupted and len(report.trajectories) == 2
+    assert len(out.read_text().splitlines()) == 2
+    assert report.rows[-1].episodes == 2

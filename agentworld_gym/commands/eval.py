@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from pathlib import Path
 
 from agentworld_gym.integrations.openai_eval import evaluate, format_table, select_tasks
 from agentworld_gym.integrations.rollout import Trajectory, backend_policy
@@ -19,7 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Run every task of the chosen environments with a model behind any "
             "OpenAI-compatible /v1 endpoint (vLLM, SGLang, llama.cpp, hosted APIs), using "
             "native tool calling. Prints success rate and mean reward per environment and "
-            "per L1 category, and writes one JSON line per trajectory."
+            "per L1 category (at the end, and on Ctrl-C for what finished), and writes one "
+            "JSON line per trajectory as it finishes. A request that times out or fails "
+            "after its retries makes an error row (counted, with its reason); the run goes "
+            "on. --resume continues an interrupted run from its JSONL."
         ),
     )
     p.add_argument(
@@ -37,6 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=2048, help="tokens per model turn")
     p.add_argument("--output", help="trajectories JSONL (default: eval-<model>.jsonl)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the finished episodes already in --output, run the rest, append",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no per-episode progress lines")
     p.set_defaults(func=cmd_eval)
 
@@ -75,7 +84,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
         retries=args.retries,
         jsonl=output,
         on_result=progress,
+        resume=args.resume,
     )
     print(format_table(report.rows))
-    print(f"{len(refs)} episodes in {report.elapsed_s:.1f}s; trajectories: {output}")
+    ran = len(report.trajectories) - report.resumed
+    errors = sum(t.error is not None for t in report.trajectories)
+    tokens = getattr(backend, "completion_tokens", 0)
+    speed = f"{report.episodes_per_min:.1f} episodes/min"
+    if tokens:
+        speed += f", {tokens / report.elapsed_s:.1f} generated tokens/s"
+    where = f"trajectories: {output}" if Path(output).is_file() else "no trajectory finished"
+    print(
+        f"{ran} episodes run ({report.resumed} resumed, {errors} errors) in "
+        f"{report.elapsed_s:.1f}s, {speed}; {where}"
+    )
+    if report.interrupted:
+        print("interrupted: rerun with --resume to finish the rest", file=sys.stderr)
+        return 130
     return 0

@@ -14,6 +14,7 @@ environment and per L1 category.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -131,6 +132,29 @@ class EvalReport:
     trajectories: list[Trajectory] = field(default_factory=list)
     rows: list[SummaryRow] = field(default_factory=list)
     elapsed_s: float = 0.0
+    resumed: int = 0
+    """Episodes read back from an earlier run's JSONL (``resume=True``), not run again."""
+    interrupted: bool = False
+    """Ctrl-C stopped the run: ``trajectories`` holds the episodes that finished."""
+
+    @property
+    def episodes_per_min(self) -> float:
+        ran = len(self.trajectories) - self.resumed
+        return 60.0 * ran / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+def read_trajectories(path: str | Path) -> list[Trajectory]:
+    """The trajectories of an eval JSONL (a line cut short by a kill is skipped)."""
+    known = {f.name for f in dataclasses.fields(Trajectory)}
+    out = []
+    for line in Path(path).read_bytes().splitlines():
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and "env_id" in row and "task_id" in row:
+            out.append(Trajectory(**{k: v for k, v in row.items() if k in known}))
+    return out
 
 
 def evaluate(
@@ -142,6 +166,7 @@ def evaluate(
     retries: int = 2,
     jsonl: IO[bytes] | str | Path | None = None,
     on_result: Callable[[Trajectory], None] | None = None,
+    resume: bool = False,
 ) -> EvalReport:
     """Run every task in ``refs`` with a policy from ``policy_factory``, ``concurrency`` at once.
 
@@ -155,17 +180,28 @@ def evaluate(
         concurrency: worker threads (a model server batches their requests).
         max_turns: turn budget (default: each environment's own).
         retries: whole-episode retries after the policy raised.
-        jsonl: where to stream one JSON line per trajectory (a path or a binary file).
+        jsonl: where to stream one JSON line per trajectory (a path or a binary file); each
+            is written as it finishes, so a killed run keeps what it did.
         on_result: called with each trajectory as it finishes (progress bars, logging).
+        resume: with a ``jsonl`` path that exists, keep its finished episodes (those without
+            an error), run only the others, and append.
+
+    Ctrl-C stops the run: the report holds the finished episodes, ``interrupted`` set.
     """
     start = time.perf_counter()
+    own = isinstance(jsonl, str | Path)
+    previous: dict[tuple[str, str], Trajectory] = {}
+    if resume and own and Path(jsonl).is_file():
+        previous = {(t.env_id, t.task_id): t for t in read_trajectories(jsonl) if not t.error}
+    todo = [r for r in refs if (r.env_id, r.task_id) not in previous]
     policies: dict[str, Policy] = {}
-    for ref in refs:
+    for ref in todo:
         if ref.env_id not in policies:
             policies[ref.env_id] = policy_factory(ref.env_id)
     lock = threading.Lock()
-    own = isinstance(jsonl, str | Path)
-    sink: IO[bytes] | None = open(jsonl, "wb") if own else jsonl
+    sink: IO[bytes] | None = open(jsonl, "ab" if previous else "wb") if own else jsonl
+    if previous and sink is not None and not Path(jsonl).read_bytes().endswith(b"\n"):
+        sink.write(b"\n")  # a line cut short by a kill: the next one starts on its own
 
     def run(ref: TaskRef) -> Trajectory:
         spec = load_spec(ref.env_id)
@@ -178,21 +214,36 @@ def evaluate(
         if not trajectory.category:
             trajectory.category = spec.taxonomy.get("l1", "")
         with lock:
-            if sink is not None:
+            if sink is not None and not sink.closed:
                 sink.write(orjson.dumps(trajectory.to_json(), default=str) + b"\n")
                 sink.flush()
             if on_result is not None:
                 on_result(trajectory)
         return trajectory
 
-    results: dict[int, Trajectory] = {}
+    results: dict[tuple[str, str], Trajectory] = {}
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            futures = {pool.submit(run, ref): i for i, ref in enumerate(refs)}
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
+        futures = {pool.submit(run, ref): ref for ref in todo}
+        for future in as_completed(futures):
+            ref = futures[future]
+            results[(ref.env_id, ref.task_id)] = future.result()
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
         if own and sink is not None:
-            sink.close()
-    trajectories = [results[i] for i in range(len(refs))]
-    return EvalReport(trajectories, summarize(trajectories), time.perf_counter() - start)
+            with lock:
+                sink.close()
+            if not previous and not results and Path(jsonl).stat().st_size == 0:
+                Path(jsonl).unlink()  # nothing finished: leave no empty file behind
+    done = {**previous, **results}
+    trajectories = [done[k] for k in ((r.env_id, r.task_id) for r in refs) if k in done]
+    return EvalReport(
+        trajectories,
+        summarize(trajectories),
+        time.perf_counter() - start,
+        resumed=len(previous),
+        interrupted=interrupted,
+    )

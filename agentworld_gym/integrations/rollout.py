@@ -27,7 +27,7 @@ import gymnasium as gym
 import orjson
 
 from agentworld_gym.env import AgentWorldEnv
-from agentworld_gym.errors import AgentWorldError
+from agentworld_gym.errors import AgentWorldError, LLMRequestError
 from agentworld_gym.replay import resolve_refs
 from agentworld_gym.spec import EnvSpec
 from agentworld_gym.verifiers import succeeded
@@ -152,6 +152,9 @@ def run_with_retries(
         start = time.perf_counter()
         try:
             trajectory = run_episode(make_env(), ref.task_id, policy, seed=ref.seed)
+        except LLMRequestError as exc:  # the model server failed this time: retry
+            error = str(exc)
+            continue
         except AgentWorldError:
             raise
         except Exception as exc:  # the policy's (model server's) failure: retry the episode

@@ -7,9 +7,10 @@ The ``openai`` SDK is imported when a backend is built, not when this module is 
 from __future__ import annotations
 
 import json
+import threading
 from typing import TYPE_CHECKING, Any
 
-from agentworld_gym.errors import ConfigError
+from agentworld_gym.errors import ConfigError, LLMRequestError
 from agentworld_gym.llm.base import LLMConfig, Message
 
 if TYPE_CHECKING:
@@ -98,12 +99,19 @@ class OpenAICompatBackend:
             timeout=timeout_s,
             max_retries=max_retries,
         )
+        self._transient_errors: tuple[type[Exception], ...] = (
+            openai.APITimeoutError,
+            openai.InternalServerError,
+        )
         self._setup_errors: tuple[type[Exception], ...] = (
-            openai.APIConnectionError,  # includes APITimeoutError
+            openai.APIConnectionError,  # nothing listens there (timeouts are caught first)
             openai.AuthenticationError,
             openai.PermissionDeniedError,
             openai.NotFoundError,
         )
+        self._usage_lock = threading.Lock()
+        self.completion_tokens = 0
+        """Tokens the server generated for this client so far (``usage``; for throughput)."""
 
     @classmethod
     def from_config(cls, config: LLMConfig) -> OpenAICompatBackend:
@@ -126,17 +134,30 @@ class OpenAICompatBackend:
         are left out of the request.
 
         Raises:
-            ConfigError: The server is unreachable (after retries), rejects the key, or does
-                not serve ``model``.
+            ConfigError: Nothing listens at the URL, or the server rejects the key or does not
+                serve ``model``.
+            LLMRequestError: The request timed out or the server answered 5xx, after the
+                client's retries.
         """
         request = self._request(messages, tools, sampling)
+        where = f"{self._client.base_url} (model {self.model!r})"
         try:
             completion = self._client.chat.completions.create(**request)
+        except self._transient_errors as exc:
+            raise LLMRequestError(
+                f"LLM request to {where} failed: {str(exc).rstrip('.')} "
+                f"(timeout {self._client.timeout}s, {self._client.max_retries} retries); is the "
+                "server fast enough?"
+            ) from exc
         except self._setup_errors as exc:
             raise ConfigError(
-                f"LLM request to {self._client.base_url} (model {self.model!r}) failed: {exc}. "
-                "Check llm.base_url, llm.model, llm.api_key and that the server is running."
+                f"LLM request to {where} failed: {str(exc).rstrip('.')}. Check llm.base_url, "
+                "llm.model, llm.api_key and that the server is running."
             ) from exc
+        usage = getattr(completion, "usage", None)
+        if usage is not None and getattr(usage, "completion_tokens", None):
+            with self._usage_lock:
+                self.completion_tokens += int(usage.completion_tokens)
         message = completion.choices[0].message.to_dict(mode="json", warnings=False)
         return to_assistant_message(message)
 
