@@ -1,8 +1,10 @@
-"""Vector environments for text spaces, built the way they must be.
+"""Vector environments for text spaces.
 
-``AsyncVectorEnv`` shares observations through numeric shared memory by default, which text
-cannot use (it silently returns stale observations), so ``make_vec`` always passes
-``shared_memory=False``.
+``gym.make_vec("AgentWorld/notion-v0", 4, vectorization_mode="async")`` works as it is: our
+text space gives ``AsyncVectorEnv``'s default ``shared_memory=True`` a manager-held list
+(:mod:`agentworld_gym.spaces`). ``make_vec`` here builds the same vector envs with
+``shared_memory=False`` (observations through the worker pipes, no manager process) and our
+autoreset default.
 """
 
 from __future__ import annotations

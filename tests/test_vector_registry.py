@@ -82,3 +82,21 @@ def test_import_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_gymnasium_make_vec_async_works_on_our_ids():
+    import json
+
+    envs = gym.make_vec("AgentWorld/notion-v0", 2, vectorization_mode="async")
+    try:
+        obs, _ = envs.reset(seed=0)
+        assert len(obs) == 2 and all(isinstance(o, str) and o for o in obs)
+        first = tuple(obs)
+        call = json.dumps({"name": "API-post-search", "arguments": {"query": "Roadmap"}})
+        obs, _, terminated, _, _ = envs.step([call, call])
+        assert all(o.startswith('{"object":"list"') for o in obs) and not terminated.any()
+        assert tuple(obs) != first  # the observations of now, not the ones read at reset
+        _, _, terminated, _, _ = envs.step(["done", "done"])
+        assert terminated.all()
+    finally:
+        envs.close()
