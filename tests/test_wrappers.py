@@ -134,3 +134,24 @@ def test_sb3_check_env_passes(which, toy_spec):
         assert env.observation_space.contains(obs)
         if terminated or truncated:
             obs, _ = env.reset()
+
+
+def test_ids_named_only_in_the_task_make_a_call_admissible_at_reset():
+    from agentworld_gym.wrappers.admissible import ValueMemory
+
+    memory = ValueMemory('List the zones of subscription sub_9f2c41 in group "rg-prod-7".')
+    assert memory.task_ids == ["rg-prod-7", "sub_9f2c41"]
+    schema = {"type": "string"}
+    assert argument_candidates("subscriptionId", schema, memory, True) == [
+        "rg-prod-7",
+        "sub_9f2c41",
+    ]
+    assert argument_candidates("subscriptionId", schema, ValueMemory("no ids here"), True) == []
+
+
+def test_discrete_actions_wrap_admissible_actions_themselves(toy_spec):
+    env = DiscreteToolActions(AgentWorldEnv(toy_spec, split="all"))
+    _, info = env.reset(seed=0)
+    assert "admissible_actions" in info
+    assert env.action_space.n > 0
+    env.step(0)  # a valid action, no AttributeError

@@ -35,3 +35,16 @@ def test_ppo_beats_random_on_the_tracker(sb3_ppo):
     assert random.success_rate < 0.15
     assert ppo.success_rate >= 0.6 and ppo.success_rate > random.success_rate + 0.4
     assert ppo.mean_reward > random.mean_reward + 0.3
+
+
+def test_maskable_ppo_learns_through_action_masks(sb3_ppo):
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    model = sb3_contrib.MaskablePPO("MlpPolicy", sb3_ppo.make_env(), n_steps=64, seed=0)
+    model.learn(128)
+    masks = get_action_masks(model.get_env())
+    assert masks.shape == (1, model.get_env().action_space.n) and masks.any()
+    obs = model.get_env().reset()
+    action, _ = model.predict(obs, action_masks=masks)
+    assert masks[0][int(action[0])]

@@ -11,8 +11,9 @@ How a call is built:
 - an argument with an ``enum`` (or ``const``, or a ``boolean``) takes each of its values;
 - a string argument takes the values seen under a matching key (``item_id`` matches ``item_id``
   and, as an id, ``id``), newest observation first; a required string with no such value takes
-  the quoted strings of the task (``'Plan Q3'``) unless it is an id; ``format: uuid`` keeps
-  uuid-shaped values;
+  the quoted strings of the task (``'Plan Q3'``), or, for an id, the id-shaped values the task
+  names, quoted or not (``sub_1f3a``: often the only place an account or subscription id is
+  given); ``format: uuid`` keeps uuid-shaped values;
 - a number takes the numbers seen under a matching key, then the numbers in the task;
 - objects and arrays are not enumerated: a tool that *requires* one is not admissible.
 
@@ -40,6 +41,8 @@ from agentworld_gym.actions import SUBMIT_TOOL
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|“([^”\n]{1,120})”")
 _NUMBER = re.compile(r"(?<![\w.:/-])\d+(?:\.\d+)?(?![\w:/-]|\.\d)")  # not parts of dates
+_ID_TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z_])[\w][\w-]{2,80}(?![\w-])")
+"""An id written in the task without quotes: letters and digits together (``sub_1f3a``)."""
 _RESPONSE = re.compile(r"<tool_response>\n(.*?)\n</tool_response>", re.DOTALL)
 _MAX_VALUE_CHARS = 120
 _MAX_ANSWER_CHARS = 200
@@ -100,6 +103,13 @@ class ValueMemory:
 
     def __init__(self, task_text: str = "") -> None:
         self.task_strings = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(task_text)]
+        quoted = set(self.task_strings)
+        self.task_ids = [s for s in self.task_strings if _looks_like_id(s)]
+        self.task_ids += [
+            t for t in dict.fromkeys(_ID_TOKEN.findall(task_text)) if t not in quoted
+        ]
+        """Id-shaped values the task names (quoted or not): what an id argument can start
+        from before any tool has returned one."""
         self.task_numbers: list[int | float] = []
         for match in _NUMBER.finditer(task_text):
             number = float(match.group())
@@ -133,6 +143,12 @@ class ValueMemory:
         return values
 
 
+def _looks_like_id(text: str) -> bool:
+    return bool(_UUID.match(text)) or (
+        " " not in text and any(c.isdigit() for c in text) and any(c.isalpha() for c in text)
+    )
+
+
 def _json_type(schema: dict[str, Any]) -> str | None:
     kind = schema.get("type")
     if isinstance(kind, list):
@@ -157,8 +173,11 @@ def argument_candidates(
         values = [v for v in memory.values_for(name) if isinstance(v, str)]
         if schema.get("format") == "uuid":
             values = [v for v in values if _UUID.match(v)]
-        if not values and required and not _norm(name).endswith("id"):
-            values = list(memory.task_strings)  # a title or query named in the task
+        if not values and required:
+            if _norm(name).endswith("id"):
+                values = list(memory.task_ids)  # an id the task names
+            else:
+                values = list(memory.task_strings)  # a title or query named in the task
         return values
     if kind in ("integer", "number"):
         if required:

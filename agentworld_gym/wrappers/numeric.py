@@ -21,6 +21,14 @@ from agentworld_gym.wrappers.admissible import AdmissibleActions
 _WORD = re.compile(r"\w+")
 
 
+def _has_wrapper(env: gym.Env, kind: type) -> bool:
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, kind):
+            return True
+        env = env.env
+    return False
+
+
 class DiscreteToolActions(gym.ActionWrapper):
     """``Discrete(n)`` over the admissible actions of an :class:`AdmissibleActions`, in slots.
 
@@ -34,11 +42,14 @@ class DiscreteToolActions(gym.ActionWrapper):
     (sb3-contrib's ``MaskablePPO``) can call :meth:`action_masks` to use only real entries.
 
     Args:
-        env: an environment wrapped in :class:`AdmissibleActions`.
+        env: an environment wrapped in :class:`AdmissibleActions` (an unwrapped one is wrapped
+            with its defaults).
         slots_per_tool: slots of each tool (default: the wrapper's ``max_per_tool``).
     """
 
     def __init__(self, env: gym.Env, slots_per_tool: int | None = None) -> None:
+        if not _has_wrapper(env, AdmissibleActions):
+            env = AdmissibleActions(env)
         super().__init__(env)
         self.answer_slots = int(env.get_wrapper_attr("max_answers"))
         self.slots_per_tool = int(slots_per_tool or env.get_wrapper_attr("max_per_tool"))
