@@ -105,9 +105,7 @@ class ValueMemory:
         self.task_strings = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(task_text)]
         quoted = set(self.task_strings)
         self.task_ids = [s for s in self.task_strings if _looks_like_id(s)]
-        self.task_ids += [
-            t for t in dict.fromkeys(_ID_TOKEN.findall(task_text)) if t not in quoted
-        ]
+        self.task_ids += [t for t in dict.fromkeys(_ID_TOKEN.findall(task_text)) if t not in quoted]
         """Id-shaped values the task names (quoted or not): what an id argument can start
         from before any tool has returned one."""
         self.task_numbers: list[int | float] = []
