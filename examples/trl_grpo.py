@@ -6,10 +6,15 @@ signature and docstring), and ``get_reward()`` from the task's verifier. Answers
 when the model calls the ``submit`` tool (TRL does not hand the closing text to the
 environment), and the dataset's system prompt says so.
 
-Run (a GPU and a tool-calling chat model; the tokenizer's chat template must support tools)::
+Run (a GPU and a tool-calling chat model)::
 
     pip install agentworld-gym[trl]
     python examples/trl_grpo.py --model Qwen/Qwen3-0.6B --env notion --steps 50
+
+or on a CPU with the embedded SmolLM2-135M (its ChatML template gets our Hermes tool calling,
+:func:`~agentworld_gym.integrations.trl_env.tool_calling_tokenizer`)::
+
+    python examples/trl_grpo.py --model embedded --env docker-dvp --steps 2 --group 2
 
 Several environments in one run: ``--env notion,other-env`` (rows then carry an
 ``environment`` column and TRL picks each row's factory).
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 
 from agentworld_gym.integrations.trl_env import (
+    embedded_model,
     environment_class,
     environment_factories,
     make_dataset,
@@ -48,14 +54,17 @@ def main() -> None:
         max_steps=args.steps,
         num_generations=args.group,
         per_device_train_batch_size=args.group,
-        max_completion_length=4096,
+        max_completion_length=256 if args.model == "embedded" else 4096,
         max_tool_calling_iterations=args.max_turns,
         learning_rate=1e-6,
         logging_steps=1,
         chat_template_kwargs={"enable_thinking": False},
+        **({"use_cpu": True, "bf16": False} if args.model == "embedded" else {}),
     )
+    model, tokenizer = embedded_model("float32") if args.model == "embedded" else (args.model, None)
     trainer = GRPOTrainer(
-        model=args.model,
+        model=model,
+        processing_class=tokenizer,
         args=config,
         train_dataset=make_dataset(envs, split="train"),
         environment_factory=factory,

