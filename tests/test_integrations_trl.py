@@ -126,6 +126,24 @@ def _bigram_model(tokenizer):
     return model
 
 
+def _one_step_on_cpu(trl, tmp_path: Path, **settings):
+    """A GRPO config for one step of 2 completions on the CPU."""
+    return trl.GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_tool_calling_iterations=1,
+        max_steps=1,
+        logging_steps=1,
+        report_to=[],
+        save_strategy="no",
+        use_cpu=True,
+        bf16=False,
+        seed=0,
+        **settings,
+    )
+
+
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_one_grpo_step_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     trl = pytest.importorskip("trl")
@@ -141,21 +159,7 @@ def test_one_grpo_step_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     cls = environment_class(spec, split="all")
     prompt = [{"role": "user", "content": "How many items are open?"}]
     rows = [{"prompt": prompt, "task_id": "count-open"}] * 2
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=24,
-        max_tool_calling_iterations=1,
-        max_steps=1,
-        learning_rate=1e-4,
-        logging_steps=1,
-        report_to=[],
-        save_strategy="no",
-        use_cpu=True,
-        bf16=False,
-        seed=0,
-    )
+    args = _one_step_on_cpu(trl, tmp_path, max_completion_length=24, learning_rate=1e-4)
     trainer = trl.GRPOTrainer(
         model=_bigram_model(tokenizer),
         args=args,
@@ -220,21 +224,7 @@ def test_one_grpo_step_with_the_embedded_model_on_a_catalog_env(tmp_path, monkey
         pytest.skip(f"embedded model unavailable: {exc}")
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     env_id = "AgentWorld/docker-dvp-v0"
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=8,
-        max_tool_calling_iterations=1,
-        max_steps=1,
-        learning_rate=1e-5,
-        logging_steps=1,
-        report_to=[],
-        save_strategy="no",
-        use_cpu=True,
-        bf16=False,
-        seed=0,
-    )
+    args = _one_step_on_cpu(trl, tmp_path, max_completion_length=8, learning_rate=1e-5)
     cls = environment_class(env_id, max_turns=2)
     trainer = trl.GRPOTrainer(  # the template is accepted: it renders tool calls
         model=model,
