@@ -12,13 +12,16 @@ from agentworld_gym.release import ImportOptions, import_release, runtime_for
 from agentworld_gym.spec import EnvSpec, TaskSpec
 
 SAMPLE = Path("/work/shared/fixtures/agentworld_release_sample")
-FAST = {"wall_s": 1.0, "cpu_s": 1.0, "memory_mb": 512}
+FAST = {"wall_s": 2.0, "cpu_s": 2.0, "memory_mb": 512}
+"""Tight limits; 2 s of wall time, since filling 512 MB on a loaded 2-core machine took over
+1 s and turned the memory limit into a timeout."""
 
 
 @pytest.fixture(scope="module")
 def trap_spec(tmp_path_factory):
     out = tmp_path_factory.mktemp("trap")
-    import_release(SAMPLE, ImportOptions(out=out, only=["9900002"], limits=FAST, register=False))
+    options = ImportOptions(out=out, only=["9900002"], limits=FAST, register=False, gate=False)
+    import_release(SAMPLE, options)  # containment is the point here, not the tasks
     spec = EnvSpec.load(out / "trap-box")
     spec.tasks.append(
         TaskSpec("probe", "Poke every tool.", {"type": "release_rubric", "criteria": ["ok"]})
@@ -56,7 +59,7 @@ def _contained(env: AgentWorldEnv, name: str, reason: str, message: str) -> dict
 
 
 def test_spin_times_out(env):
-    _contained(env, "spin", "timeout", "timed out after 1 s")
+    _contained(env, "spin", "timeout", "timed out after 2 s")
 
 
 def test_hog_hits_the_memory_limit(env):
