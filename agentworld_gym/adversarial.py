@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +36,7 @@ from agentworld_gym.errors import SpecError
 from agentworld_gym.replay import resolve_refs
 from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.verifiers.answers import Expected, tokens
-from agentworld_gym.verifiers.checks import ANSWER_CHECKS, answer_expected
+from agentworld_gym.verifiers.checks import ANSWER_CHECKS, answer_expected, leaves
 
 NO_WORK = ("empty", "echo", "numbers", "random")
 PARTIAL = ("dump", "drop_write", "alter_write")
@@ -87,17 +86,6 @@ def _loads(text: str) -> Any:
         return text
 
 
-def _leaves(value: Any) -> Iterator[Any]:
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _leaves(v)
-    elif value is not None:
-        yield value
-
-
 def _refs(value: Any) -> set[int]:
     """The steps a call's arguments reference (``"$2.id"`` → 2)."""
     if isinstance(value, str) and value.startswith("$"):
@@ -124,7 +112,7 @@ class Gate:
         self.seed = seed
         self.env = AgentWorldEnv(spec, split="all", max_turns=10_000)
         self.writes = {t.name for t in spec.tools if t.kind != "read"}
-        self.seen = [v for v in _leaves(spec.database.snapshot()) if isinstance(v, str)][:5000]
+        self.seen = [v for v in leaves(spec.database.snapshot()) if isinstance(v, str)][:5000]
         """The strings the ``random`` adversary fills arguments with (the data's own)."""
 
     # -- episodes ---------------------------------------------------------------------------
@@ -148,7 +136,7 @@ class Gate:
             obs, *_ = self.env.step(_dumps({"name": call["name"], "arguments": arguments}))
             outputs.append(_loads(obs))
         if answer is None:
-            answer = " ".join(str(v) for v in _leaves(outputs))[:_DUMP_CHARS]
+            answer = " ".join(str(v) for v in leaves(outputs))[:_DUMP_CHARS]
         _, reward, _, _, info = self.env.step(
             _dumps({"name": "submit", "arguments": {"answer": answer}})
         )
@@ -235,7 +223,7 @@ class Gate:
         asked = _asked(task)
         if not asked:
             return []
-        seen = tokens(" ".join(str(v) for v in _leaves(outputs)) + " " + task.instruction)
+        seen = tokens(" ".join(str(v) for v in leaves(outputs)) + " " + task.instruction)
         text = " " + " ".join(seen) + " "
         missing = [
             e.value

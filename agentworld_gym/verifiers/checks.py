@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +74,18 @@ def get_path(value: Any, path: str) -> Any:
         if value is _MISSING:
             return value
     return value
+
+
+def leaves(value: Any) -> Iterator[Any]:
+    """Every non-null scalar inside a JSON value, depth first (dict values, list items)."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from leaves(v)
+    elif value is not None:
+        yield value
 
 
 def normalise(text: str) -> str:

@@ -17,6 +17,7 @@ from agentworld_gym.env import dumps
 from agentworld_gym.spec import TaskSpec
 from agentworld_gym.synthesis.tasks.model import EnvModel
 from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.verifiers.checks import leaves
 
 SYNTHESIZER = "synth-tasks"
 
@@ -148,19 +149,8 @@ def ref_depth(calls: list[dict[str, Any]]) -> int:
     for call in calls:
         deps = [
             int(v[1:].split(".", 1)[0])
-            for v in _strings(call.get("arguments", {}))
-            if v.startswith("$") and v[1:].split(".", 1)[0].isdigit()
+            for v in leaves(call.get("arguments", {}))
+            if isinstance(v, str) and v.startswith("$") and v[1:].split(".", 1)[0].isdigit()
         ]
         depth.append(1 + max((depth[d] for d in deps if d < len(depth)), default=0))
     return max(depth, default=0)
-
-
-def _strings(value: Any):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)

@@ -68,6 +68,7 @@ from agentworld_gym.synthesis.tasks.model import CollectionModel, EnvModel, Tool
 from agentworld_gym.synthesis.tasks.runner import Runner
 from agentworld_gym.synthesis.tasks.templates import Knobs
 from agentworld_gym.synthesis.tasks.values import rng_for
+from agentworld_gym.verifiers.checks import leaves
 
 __all__ = [
     "Draft",
@@ -270,22 +271,11 @@ def _depth(calls: list[dict[str, Any]], outputs: list[Any]) -> int:
     seen: list[set[str]] = []
     depth: list[int] = []
     for i, call in enumerate(calls):
-        args = {str(v) for v in _scalars(call["arguments"]) if len(str(v)) >= 2}
+        args = {str(v) for v in _scalar_leaves(call["arguments"]) if len(str(v)) >= 2}
         deps = [j for j in range(i) if args & seen[j]]
         depth.append(1 + max((depth[j] for j in deps), default=0))
-        seen.append({str(v) for v in _scalars(outputs[i])})
+        seen.append({str(v) for v in _scalar_leaves(outputs[i])})
     return max(depth, default=0)
-
-
-def _scalars(value: Any):
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _scalars(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _scalars(v)
-    elif isinstance(value, str | int | float) and not isinstance(value, bool):
-        yield value
 
 
 def _metadata(
@@ -435,3 +425,10 @@ def program_candidate(
 ) -> Candidate | str:
     """One draw of :class:`ProgramWriter` (a writer kept per environment caches more)."""
     return ProgramWriter(model, runner, backend, seed, limits).candidate(task_id, knobs)
+
+
+def _scalar_leaves(value: Any):
+    """The strings and numbers inside a JSON value."""
+    return (
+        v for v in leaves(value) if isinstance(v, str | int | float) and not isinstance(v, bool)
+    )
