@@ -36,7 +36,6 @@ all-or-nothing ones); a criterion is met at score 1.
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -56,7 +55,6 @@ from agentworld_gym.verifiers.competitors import pool_for
 from agentworld_gym.verifiers.state import check_state
 
 _MISSING: Any = object()
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 
 
 def get_path(value: Any, path: str) -> Any:
@@ -138,10 +136,6 @@ def matches(record: dict[str, Any], where: dict[str, Any]) -> bool:
         elif value is _MISSING or not _equal(value, cond):
             return False
     return True
-
-
-def numbers_in(text: str) -> list[float]:
-    return [float(m.replace(",", "")) for m in _NUMBER.findall(text)]
 
 
 ANSWER_CHECKS = frozenset({"answer", "answer_contains", "answer_equals"})
