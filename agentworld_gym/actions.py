@@ -14,6 +14,13 @@ Accepted shapes::
     {"role": "assistant", "content": ..., "tool_calls": [{"id": ..., "type": "function",
       "function": {"name": ..., "arguments": "<json text>"}}]}      # OpenAI message (dict/JSON)
     The answer is 42.                                              # final answer
+
+What cannot be carried as JSON is normalised or refused before anything else reads it (see
+:mod:`agentworld_gym.jsonsafe`): lone surrogates anywhere become U+FFFD; a JSON value nested
+deeper than :data:`~agentworld_gym.jsonsafe.MAX_DEPTH`, a non-string key, an integer outside the
+64-bit range, NaN/Infinity, a set, bytes or another object inside a dict/list action refuses the
+action (or, inside one call's JSON text, that call) with an error observation; an OpenAI
+message's ``content`` must be text, null or a list of text parts.
 """
 
 from __future__ import annotations
@@ -25,6 +32,15 @@ from typing import Any
 import orjson
 
 from agentworld_gym.errors import ActionParseError
+from agentworld_gym.jsonsafe import (
+    MAX_DEPTH,
+    JSONValueError,
+    clean_text,
+    depth_exceeds,
+    preview,
+    to_json,
+    too_deep_text,
+)
 
 SUBMIT_TOOL = "submit"
 SUBMIT_SCHEMA: dict[str, Any] = {
@@ -55,6 +71,12 @@ SUBMIT_SCHEMA: dict[str, Any] = {
 _HERMES = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _NAME_KEY = re.compile(r'"name"\s*:')
+_LONE_ESCAPE = re.compile(
+    r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+"""An escaped backslash, a surrogate pair escape, or a lone surrogate escape (in that order,
+so ``\\\\udcff`` stays a backslash and text)."""
 
 
 @dataclass
@@ -81,8 +103,13 @@ class ParsedAction:
 def parse_action(action: Any, max_chars: int = 100_000) -> ParsedAction:
     """Turn an action (text, dict or list) into a :class:`ParsedAction`.
 
+    Text is cleaned of lone surrogates first; a dict or list goes through
+    :func:`~agentworld_gym.jsonsafe.to_json` (an iterative walk), so nothing recursive ever
+    sees an unchecked value.
+
     Raises:
-        ActionParseError: the whole action is unusable (too long, not text, not UTF-8).
+        ActionParseError: the whole action is unusable (too long, not text, not UTF-8, or a
+            dict/list holding what JSON cannot carry); the message says what and where.
     """
     if isinstance(action, bytes | bytearray):
         try:
@@ -90,17 +117,90 @@ def parse_action(action: Any, max_chars: int = 100_000) -> ParsedAction:
         except UnicodeDecodeError as exc:
             raise ActionParseError(f"Action is not valid UTF-8: {exc}") from None
     if isinstance(action, str):
-        if len(action) > max_chars:
-            raise ActionParseError(
-                f"Action of {len(action):,} characters exceeds the {max_chars:,}-character limit; "
-                "send a shorter tool call or answer."
-            )
-        return _parse_text(action)
-    if isinstance(action, dict | list):
-        return _parse_json_value(action, raw="")
+        _check_length(len(action), max_chars, "")
+        return _parse_text(clean_text(action))
+    if isinstance(action, dict | list | tuple):
+        try:
+            value = to_json(action, "action")
+        except JSONValueError as exc:
+            raise ActionParseError(f"Action refused: {exc}") from None
+        _check_length(len(orjson.dumps(value)), max_chars, " as JSON")
+        return _parse_json_value(value, raw="")
     raise ActionParseError(
-        f"Expected the action as text (or an OpenAI message dict), got {type(action).__name__}"
+        "Expected the action as text (or an OpenAI message dict), got "
+        f"{type(action).__name__} {preview(action, 40)}"
     )
+
+
+def _check_length(chars: int, max_chars: int, how: str) -> None:
+    if chars > max_chars:
+        raise ActionParseError(
+            f"Action of {chars:,} characters{how} exceeds the {max_chars:,}-character limit; "
+            "send a shorter tool call or answer."
+        )
+
+
+def _too_deep(where: str) -> str:
+    return (
+        f"{where} is nested deeper than {MAX_DEPTH} levels of objects and arrays; send flatter JSON"
+    )
+
+
+def _fix_escape(match: re.Match[str]) -> str:
+    return "\\ufffd" if len(match.group()) == 6 else match.group()
+
+
+def _loads_checked(text: str) -> Any:
+    """``orjson.loads`` plus the depth limit (walked only when the text has enough brackets);
+    a lone surrogate escape (``"\\udcff"``), which orjson rejects, decodes as U+FFFD.
+
+    Raises:
+        orjson.JSONDecodeError: not JSON.
+        JSONValueError: nested deeper than ``MAX_DEPTH``.
+    """
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if "surrogate" not in str(exc):
+            raise
+        value = orjson.loads(_LONE_ESCAPE.sub(_fix_escape, text))  # "\udcff" → U+FFFD
+    if too_deep_text(text) and depth_exceeds(value):
+        raise JSONValueError(_too_deep("the JSON"))  # callers say whose JSON
+    return value
+
+
+def content_text(content: Any) -> str:
+    """An OpenAI message's ``content`` as text: a string, null (empty), or a list of parts
+    whose ``text`` is joined (``[{"type": "text", "text": "..."}]``).
+
+    Raises:
+        ActionParseError: anything else (a number, an object, a part that is not text).
+    """
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            text = part.get("text") if isinstance(part, dict) else part
+            if not isinstance(text, str):
+                break
+            texts.append(text)
+        else:
+            return "".join(texts)
+    raise ActionParseError(
+        'The message "content" must be text, null or a list of text parts '
+        '([{"type": "text", "text": "..."}]), got '
+        f"{_json_type_name(content)} {preview(content, 40)}"
+    )
+
+
+def _json_type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    names = {dict: "object", list: "array", str: "string", int: "integer", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def _parse_text(text: str) -> ParsedAction:
@@ -113,14 +213,14 @@ def _parse_text(text: str) -> ParsedAction:
     body = fenced.group(1) if fenced else stripped
     if body[:1] in ("{", "["):
         try:
-            value = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
+            value = _loads_checked(body)
+        except (orjson.JSONDecodeError, JSONValueError) as exc:
             if _NAME_KEY.search(body) or '"tool_calls"' in body:
-                raise_as_call = ToolCall(
-                    name="",
-                    arguments=None,
-                    error=ActionParseError(f"Malformed tool call JSON: {exc}"),
-                )
+                if isinstance(exc, JSONValueError):
+                    message = _too_deep("The tool call JSON")
+                else:
+                    message = f"Malformed tool call JSON: {exc}"
+                raise_as_call = ToolCall(name="", arguments=None, error=ActionParseError(message))
                 return ParsedAction(calls=[raise_as_call])
             return ParsedAction(content=text, final_answer=text)
         parsed = _parse_json_value(value, raw=text)
@@ -135,11 +235,11 @@ def _parse_json_value(value: Any, raw: str) -> ParsedAction:
         entries = value.get("tool_calls") or []
         if not isinstance(entries, list):
             entries = [entries]
-        content = value.get("content") or ""
+        content = content_text(value.get("content"))
         calls = [_call_from_obj(e) for e in entries]
         if not calls:
             return ParsedAction(content=content, final_answer=content)
-        return _finish(ParsedAction(content=str(content), calls=calls))
+        return _finish(ParsedAction(content=content, calls=calls))
     if isinstance(value, dict) and ("name" in value or "function" in value):
         return _finish(ParsedAction(calls=[_call_from_obj(value)]))
     if (
@@ -149,8 +249,7 @@ def _parse_json_value(value: Any, raw: str) -> ParsedAction:
     ):
         return _finish(ParsedAction(calls=[_call_from_obj(v) for v in value]))
     if isinstance(value, dict) and value.get("role") == "assistant":
-        content = value.get("content") or ""
-        return _parse_text(content) if isinstance(content, str) else ParsedAction(final_answer="")
+        return _parse_text(content_text(value.get("content")))
     if raw:
         return ParsedAction(content=raw, final_answer=raw)
     raise ActionParseError(
@@ -164,9 +263,11 @@ def _call_from_json_text(body: str) -> ToolCall:
     if fenced:
         body = fenced.group(1)
     try:
-        value = orjson.loads(body)
+        value = _loads_checked(body)
     except orjson.JSONDecodeError as exc:
         return ToolCall("", None, error=ActionParseError(f"Malformed JSON in <tool_call>: {exc}"))
+    except JSONValueError:
+        return ToolCall("", None, error=ActionParseError(_too_deep("The <tool_call> JSON")))
     return _call_from_obj(value)
 
 
@@ -192,7 +293,7 @@ def _call_from_obj(value: Any) -> ToolCall:
         arguments = {}
     if isinstance(arguments, str):
         try:
-            arguments = orjson.loads(arguments) if arguments.strip() else {}
+            arguments = _loads_checked(arguments) if arguments.strip() else {}
         except orjson.JSONDecodeError as exc:
             return ToolCall(
                 name,
@@ -200,6 +301,9 @@ def _call_from_obj(value: Any) -> ToolCall:
                 id=call_id,
                 error=ActionParseError(f"The arguments of {name} are not valid JSON: {exc}"),
             )
+        except JSONValueError:
+            error = ActionParseError(_too_deep(f"The arguments of {name}"))
+            return ToolCall(name, None, id=call_id, error=error)
     return ToolCall(name, arguments, id=call_id)
 
 

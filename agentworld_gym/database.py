@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from agentworld_gym.errors import SpecError
+from agentworld_gym.jsonsafe import dumps_state
 
 Record = dict[str, Any]
 _DELETED: Any = object()
@@ -31,7 +32,10 @@ _DELETED: Any = object()
 
 def copy_record(record: Record) -> Record:
     """A deep copy of a record, to modify before writing it back with ``put``."""
-    return orjson.loads(orjson.dumps(record))
+    try:
+        return orjson.loads(orjson.dumps(record))
+    except TypeError:  # a value orjson cannot write (a tool stored it): copy it as it is
+        return copy.deepcopy(record)
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,7 @@ class _Base:
 
     def snapshot_json(self) -> bytes:
         if self._snapshot_json is None:
-            self._snapshot_json = orjson.dumps(_snapshot(self.records, self.documents))
+            self._snapshot_json = dumps_state(_snapshot(self.records, self.documents))
         return self._snapshot_json
 
 
@@ -287,10 +291,15 @@ class Database:
         return state
 
     def snapshot_json(self) -> bytes:
-        """``snapshot()`` as JSON bytes; the unchanged initial state is serialised only once."""
+        """``snapshot()`` as JSON bytes; the unchanged initial state is serialised only once.
+
+        Always valid UTF-8 JSON, whatever a tool stored: a lone surrogate becomes U+FFFD, a
+        value JSON cannot carry its nearest JSON (:func:`~agentworld_gym.jsonsafe.dumps_state`),
+        so verifiers read every state a successful call can leave.
+        """
         if not self.dirty:
             return self._base.snapshot_json()
-        return orjson.dumps(self.snapshot())
+        return dumps_state(self.snapshot())
 
     def changed_keys(self) -> dict[str, list[str]]:
         """Primary keys touched by this episode, per collection (for evidence and diffs)."""
@@ -328,14 +337,12 @@ class Database:
 
     def fingerprint(self) -> str:
         """A hash of the whole current state: equal states give equal fingerprints."""
-        return hashlib.sha256(
-            orjson.dumps(self.snapshot(), option=orjson.OPT_SORT_KEYS)
-        ).hexdigest()
+        return hashlib.sha256(dumps_state(self.snapshot(), option=orjson.OPT_SORT_KEYS)).hexdigest()
 
     def base_fingerprint(self) -> str:
         """A hash of the shared initial state (tests use it to catch in-place mutation)."""
         state = _snapshot(self._base.records, self._base.documents)
-        return hashlib.sha256(orjson.dumps(state, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        return hashlib.sha256(dumps_state(state, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
     def deepcopy(self) -> Database:
         """An independent database whose base is this episode's current state."""

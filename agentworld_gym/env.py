@@ -12,7 +12,11 @@ budget ends it with ``truncated=True`` and the reward of the state reached, judg
 empty answer. Every intermediate reward is 0.
 
 Malformed actions, unknown tools, invalid arguments and tool failures are observations the
-agent can recover from, never exceptions, and leave the database unchanged.
+agent can recover from, never exceptions, and leave the database unchanged. ``step`` never
+raises on what an agent can send: text with invalid Unicode is repaired (U+FFFD), values JSON
+cannot carry or nested deeper than :data:`~agentworld_gym.jsonsafe.MAX_DEPTH` are refused with
+an error observation, and calls beyond ``max_calls_per_action`` in one action are refused
+unrun (see :mod:`agentworld_gym.actions`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ import orjson
 
 from agentworld_gym.actions import SUBMIT_SCHEMA, ParsedAction, parse_action
 from agentworld_gym.database import Database
-from agentworld_gym.errors import ActionParseError, AgentWorldError, ToolError
+from agentworld_gym.errors import ActionParseError, AgentWorldError, ToolError, TooManyCalls
+from agentworld_gym.jsonsafe import clean_text, preview
 from agentworld_gym.spaces import TextSpace
 from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.tools import Toolbox, ToolContext
@@ -50,16 +55,25 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
+MAX_CALLS_PER_ACTION = 32
+"""Default cap on the tool calls one action may run (``max_calls_per_action``): the rest are
+refused unrun, each with a ``too_many_calls`` error observation. Keeps one action's cost bounded
+(a sandboxed tool call takes milliseconds)."""
+
+
 def dumps(value: Any) -> str:
     """JSON text of a tool result (compact; falls back to ASCII escapes for odd Unicode)."""
     if isinstance(value, str):
-        return value
+        return clean_text(value)
     try:
         return orjson.dumps(value).decode()
     except TypeError:
         import json
 
-        return json.dumps(value, ensure_ascii=True, default=str)
+        try:
+            return json.dumps(value, ensure_ascii=True, default=str)
+        except (ValueError, RecursionError):  # a circular or absurdly deep result
+            return json.dumps(preview(value, 2000))
 
 
 class EpisodeOver(AgentWorldError):
@@ -164,6 +178,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         max_turns: turn budget (default: the spec's ``runtime.max_turns``).
         judge: an LLM judge for rubric criteria without a machine check.
         max_action_chars: longer actions are refused with an error observation.
+        max_calls_per_action: an action's calls past this many are refused unrun, each with
+            an error observation (default :data:`MAX_CALLS_PER_ACTION`).
         render_mode: ``"ansi"`` renders the chat so far as text.
 
     >>> import gymnasium as gym, agentworld_gym
@@ -183,7 +199,10 @@ class AgentWorldEnv(gym.Env[str, str]):
         judge: Judge | None = None,
         max_action_chars: int = 100_000,
         render_mode: str | None = None,
+        max_calls_per_action: int = MAX_CALLS_PER_ACTION,
     ) -> None:
+        if max_calls_per_action < 1:
+            raise ValueError(f"max_calls_per_action must be at least 1, got {max_calls_per_action}")
         self.spec_data = spec if isinstance(spec, EnvSpec) else EnvSpec.load(spec)
         self.tasks = self.spec_data.tasks_in(split)
         if not self.tasks:
@@ -192,6 +211,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self.max_turns = max_turns or self.spec_data.runtime.max_turns
         self.judge = judge
         self.max_action_chars = max_action_chars
+        self.max_calls_per_action = max_calls_per_action
         self.render_mode = render_mode
         self._shared = _Shared.of(self.spec_data)
         self._base = self.spec_data.database
@@ -259,7 +279,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             parsed = None
             outputs = [dumps(exc.payload())]
             results = [{"name": None, "ok": False, "error": exc.code}]
-            shown = action[:200] if isinstance(action, str) else repr(action)[:200]
+            shown = clean_text(action[:200]) if isinstance(action, str) else preview(action, 200)
             self._messages.append({"role": "assistant", "content": shown})
             self._messages.append({"role": "user", "content": outputs[0]})
         if parsed is not None:
@@ -317,9 +337,16 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._messages.append(assistant)
         outputs: list[str] = []
         results: list[dict[str, Any]] = []
+        cap = self.max_calls_per_action
         for i, call in enumerate(parsed.calls):
             ok, error = True, None
             try:
+                if i >= cap:
+                    raise TooManyCalls(
+                        f"Call {i + 1} of {len(parsed.calls)} ({call.name or 'unnamed'}) was not "
+                        f"run: an action may carry at most {cap} tool calls "
+                        "(max_calls_per_action); send the rest in the next turn."
+                    )
                 if call.error is not None:
                     raise call.error
                 text = dumps(self._shared.toolbox.call(self._ctx, call.name, call.arguments))
@@ -349,6 +376,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         verifier = self._shared.verifiers.get(key)
         if verifier is None:
             verifier = self._shared.verifiers[key] = build_verifier(task.verifier, self.judge)
+        answer = clean_text(answer) if isinstance(answer, str) else ""
         episode = Episode(
             self._base, self._db, answer, list(self._calls), task.instruction, dict(fields or {})
         )

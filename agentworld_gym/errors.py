@@ -29,6 +29,12 @@ class ActionParseError(ToolError):
     code = "malformed_action"
 
 
+class TooManyCalls(ToolError):
+    """The action carries more tool calls than one action may run; the extra ones did not run."""
+
+    code = "too_many_calls"
+
+
 class ToolNotFound(ToolError):
     """The agent called a tool the environment does not have."""
 

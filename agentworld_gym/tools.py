@@ -159,6 +159,12 @@ class Tool:
         if self._closed:
             extra = [k for k in arguments if k not in self._properties]
             if extra:
+                odd = next((k for k in extra if not isinstance(k, str)), None)
+                if odd is not None:  # step() refuses these first; direct callers land here
+                    raise ToolArgumentError(
+                        f"Invalid arguments for {self.name}: argument names must be strings, "
+                        f"got {type(odd).__name__} {_short(odd)}"
+                    )
                 hints = []
                 for name in extra:
                     close = difflib.get_close_matches(name, self._properties, n=1)

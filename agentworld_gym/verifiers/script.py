@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from agentworld_gym.errors import VerifierError
+from agentworld_gym.jsonsafe import clean_text
 from agentworld_gym.sandbox import SandboxLimits, run_function
 from agentworld_gym.verifiers.base import Episode, Verification
 
@@ -35,7 +36,7 @@ class ScriptVerifier:
             [
                 orjson.Fragment(episode.initial.snapshot_json()),
                 orjson.Fragment(episode.final.snapshot_json()),
-                episode.answer,
+                clean_text(episode.answer) if isinstance(episode.answer, str) else "",
             ],
             limits=self.limits,
         )

@@ -48,18 +48,38 @@ class DiscreteToolActions(gym.ActionWrapper):
     """
 
     def __init__(self, env: gym.Env, slots_per_tool: int | None = None) -> None:
+        spec = getattr(getattr(env, "unwrapped", None), "spec_data", None)
+        if spec is None:
+            raise TypeError(
+                "DiscreteToolActions needs an AgentWorld environment (gym.make('AgentWorld/"
+                f"<slug>-v0'), possibly wrapped), got {type(env).__name__} over "
+                f"{type(getattr(env, 'unwrapped', env)).__name__}"
+            )
         if not _has_wrapper(env, AdmissibleActions):
             env = AdmissibleActions(env)
         super().__init__(env)
-        self.answer_slots = int(env.get_wrapper_attr("max_answers"))
-        self.slots_per_tool = int(slots_per_tool or env.get_wrapper_attr("max_per_tool"))
-        self.tools = [t.name for t in env.unwrapped.spec_data.tools]
+        try:
+            self.answer_slots = int(env.get_wrapper_attr("max_answers"))
+            self.slots_per_tool = int(slots_per_tool or env.get_wrapper_attr("max_per_tool"))
+        except AttributeError as exc:  # an AdmissibleActions hidden behind a non-gym wrapper
+            raise TypeError(
+                "DiscreteToolActions reads the menu of an AdmissibleActions wrapper and found "
+                f"none it can reach ({exc}); wrap the environment with AdmissibleActions first: "
+                "DiscreteToolActions(AdmissibleActions(env))"
+            ) from None
+        self.tools = [t.name for t in spec.tools]
         size = self.answer_slots + self.slots_per_tool * len(self.tools)
         self.action_space = spaces.Discrete(size)
 
     def action(self, action: Any) -> str:
         index = int(action)
+        if not 0 <= index < self.action_space.n:
+            raise ValueError(f"action {index} is outside {self.action_space}")
         answers: list[str] = self.env.get_wrapper_attr("answer_actions")
+        if not answers:
+            raise gym.error.ResetNeeded(
+                "DiscreteToolActions: call reset() before step(); the menu is built at reset"
+            )
         if index < self.answer_slots:
             return answers[index % len(answers)]
         block, slot = divmod(index - self.answer_slots, self.slots_per_tool)
