@@ -58,8 +58,10 @@ def test_returns_the_json_value_and_reports_isolation():
     assert result.isolation["audit_hook"] is True
     assert result.isolation["network"] in ("namespace", "socket_refusal")
     assert "AS" in result.isolation["rlimits"] and "CPU" in result.isolation["rlimits"]
-    if os.geteuid() == 0:
-        assert result.isolation["user"].startswith("nobody")
+    if os.geteuid() == 0:  # kernel confinement: a uid of its own, nothing else of the host
+        assert result.isolation["user"].startswith("uid ")
+        assert result.isolation["mount"] == "namespace"
+        assert result.isolation["capabilities"] == "none" and result.isolation["seccomp"]
 
 
 def test_prints_are_captured_and_cannot_break_the_protocol():
@@ -171,11 +173,13 @@ def test_escaping_by_rename_symlink_or_sqlite_is_forbidden(outside_file):
         assert not outside_file.exists()
 
 
-def test_reading_secrets_is_forbidden():
-    # Reading is allowed in general (the stdlib must import); known secrets are refused.
+def test_only_the_interpreter_is_visible():
+    # The stdlib reads fine; the host's files are not there at all (and secrets are named).
+    assert run("return open(os.__file__).read(10) is not None").ok
+    result = run("return open('/etc/hostname').read()")
+    assert not result.ok and "No such file" in result.error
     result = run("return open('/etc/shadow').read()")
     assert result.error_type == SandboxErrorType.FORBIDDEN and "/etc/shadow" in result.error
-    assert run("return open('/etc/hostname').read() is not None").ok
 
 
 def test_network_is_disabled():
@@ -246,11 +250,24 @@ def test_network_can_be_allowed():
     assert result.ok and result.isolation["network"] == "allowed"
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="only root drops privileges")
-def test_without_privilege_drop_the_audit_hook_still_guards_writes(monkeypatch, outside_file):
-    monkeypatch.setenv("AGENTWORLD_SANDBOX_USER", "same")
+def test_without_kernel_confinement_untrusted_code_is_refused(monkeypatch, outside_file):
+    monkeypatch.setenv("AGENTWORLD_SANDBOX_CONFINE", "0")  # as where namespaces are unavailable
     result = run(f"open({str(outside_file)!r}, 'w')")
-    assert result.isolation["user"] == "same"
+    assert result.error_type == SandboxErrorType.FORBIDDEN
+    assert "kernel confinement is unavailable" in result.error
+    assert "AGENTWORLD_SANDBOX_UNCONFINED=1" in result.error
+    assert result.isolation["mount"] == "none" and "refused" in result.isolation
+    assert not outside_file.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root drops privileges")
+def test_unconfined_override_keeps_the_audit_hook_as_a_guard(monkeypatch, outside_file):
+    monkeypatch.setenv("AGENTWORLD_SANDBOX_CONFINE", "0")
+    monkeypatch.setenv("AGENTWORLD_SANDBOX_UNCONFINED", "1")
+    monkeypatch.setenv("AGENTWORLD_SANDBOX_USER", "same")
+    assert run("return 1").value == 1
+    result = run(f"open({str(outside_file)!r}, 'w')")
+    assert result.isolation["user"] == "same" and result.isolation["mount"] == "none"
     assert result.error_type == SandboxErrorType.FORBIDDEN and not outside_file.exists()
 
 

@@ -15,6 +15,7 @@ import socket
 import struct
 import time
 
+from agentworld_gym.sandbox import confine
 from agentworld_gym.sandbox.isolation import _detach
 from agentworld_gym.sandbox.program import _serve
 
@@ -75,6 +76,7 @@ def _fork_spare() -> tuple[int, socket.socket] | None:
         code = 0
         try:
             _detach({theirs.fileno()})
+            confine.stage()  # the namespace is built while no job waits for it
             _, fds, _, _ = socket.recv_fds(theirs, 16, 2)  # EOF if the zygote dies first
             if len(fds) == 2:
                 theirs.close()

@@ -77,10 +77,20 @@ def _user_plan(workdir: Path) -> dict[str, Any] | None:
 
 
 def _give_to(workdir: Path, plan: dict[str, Any] | None, recursive: bool = True) -> None:
-    """Make the working folder the sandbox user's, so it can write there and nowhere else."""
+    """Make the working folder the sandbox's, so it can write there and nowhere else.
+
+    Owner ``nobody``, group ``nogroup`` with read-write rights: under kernel confinement each
+    sandbox process has a user id of its own but that group, so the workers of successive
+    episodes share the folder (and only it: no other folder is mounted in their namespace).
+    """
     if plan is None:
         return
-    os.lchown(workdir, plan["uid"], plan["gid"])
+    uid, gid = plan["uid"], plan["gid"]
+    os.lchown(workdir, uid, gid)
+    os.chmod(workdir, 0o2770)
     for root, dirs, files in os.walk(workdir) if recursive else ():
         for name in dirs + files:
-            os.lchown(os.path.join(root, name), plan["uid"], plan["gid"])
+            path = os.path.join(root, name)
+            os.lchown(path, uid, gid)
+            if not os.path.islink(path):
+                os.chmod(path, 0o2770 if name in dirs else 0o660)

@@ -1,12 +1,19 @@
 """Child-side setup: every isolation layer a sandbox process applies before running any code.
 
-Order matters: clean environment and signals, rlimits, then the drop to ``nobody`` (keeping
-``CAP_DAC_READ_SEARCH`` where it cannot otherwise read the interpreter), then ctypes is forgotten
-and the audit hook installed, so the untrusted code never sees the privileged tools.
+Order matters: clean environment and signals, the kernel's confinement (a mount namespace of
+its own, see :mod:`.confine`), rlimits, then the drop of every privilege (a user id of its own,
+no capabilities, ``no_new_privs``, seccomp), then ctypes is forgotten and the audit hook
+installed, so the untrusted code never sees the privileged tools.
+
+Where the kernel's confinement is unavailable, the child refuses to run the code (it answers
+every request with that error) unless the caller allowed it (``AGENTWORLD_SANDBOX_UNCONFINED=1``),
+in which case the older layers apply alone: ``nobody`` (keeping ``CAP_DAC_READ_SEARCH`` where it
+cannot otherwise read the interpreter) and the audit hook.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import math
 import os
@@ -16,12 +23,14 @@ import sys
 import tempfile
 from typing import Any
 
+from agentworld_gym.sandbox import confine
 from agentworld_gym.sandbox.errors import SandboxCpuLimit, SandboxViolation
 from agentworld_gym.sandbox.policy import _make_audit_hook
 
 _LIBC: Any = None  # ctypes' libc, loaded by a root zygote; forgotten before untrusted code runs
 _CTYPES_MODULES: tuple[str, ...] = ()
 _PR_SET_KEEPCAPS, _PR_SET_NO_NEW_PRIVS = 8, 38
+_CAPABILITIES = {"same": "unchanged", "nobody+dac_read_search": "dac_read_search"}
 _CAP_DAC_READ_SEARCH, _CAP_SETGID, _CAP_SETUID = 2, 6, 7
 
 
@@ -30,17 +39,20 @@ def _clean_env(home: str = "/") -> dict[str, str]:
 
 
 def _load_libc() -> None:
-    """As root, load libc through ctypes (privilege dropping needs prctl and capset)."""
+    """As root, load libc and libseccomp through ctypes (confinement needs mount, prctl...)."""
     global _LIBC, _CTYPES_MODULES
-    if os.geteuid() != 0:
-        return
     before = set(sys.modules)
     try:
-        import ctypes
+        confine.prepare()
+    except (ImportError, OSError) as exc:
+        confine._state["error"] = f"kernel confinement could not be prepared: {exc}"
+    if os.geteuid() == 0:
+        try:
+            import ctypes
 
-        _LIBC = ctypes.CDLL(None, use_errno=True)
-    except (ImportError, OSError):
-        _LIBC = None
+            _LIBC = ctypes.CDLL(None, use_errno=True)
+        except (ImportError, OSError):
+            _LIBC = None
     _CTYPES_MODULES = tuple(set(sys.modules) - before)
 
 
@@ -130,6 +142,19 @@ def _setup_child(init: dict[str, Any]) -> dict[str, Any]:
         except (ValueError, OSError):
             pass
 
+    kernel, refused = "none", None
+    try:
+        if not init.get("confine", True):
+            raise OSError(errno.EPERM, "turned off by AGENTWORLD_SANDBOX_CONFINE=0")
+        confine.enter(workdir)
+        kernel = "namespace"
+    except OSError as exc:
+        if not init.get("unconfined"):
+            refused = (
+                f"kernel confinement is unavailable ({exc.strerror or exc}); refusing to run "
+                "untrusted code (set AGENTWORLD_SANDBOX_UNCONFINED=1 to run it with the audit "
+                "hook and rlimits alone)"
+            )
     memory = limits["memory_mb"] * 1024 * 1024
     for name, value in (("CORE", 0), ("AS", memory), ("DATA", memory), ("NOFILE", 128)):
         limit(name, value)
@@ -137,7 +162,14 @@ def _setup_child(init: dict[str, Any]) -> dict[str, Any]:
     if init["oneshot"]:
         cpu = max(1, math.ceil(limits["cpu_s"]))
         limit("CPU", cpu, cpu + 1)  # SIGXCPU at the soft limit, SIGKILL a second later
-    user, no_new_privs = _drop_privileges(init["user"])
+    seccomp = False
+    if kernel == "namespace":
+        gid = init["user"]["gid"] if init["user"] else os.getgid()
+        os.umask(0o007)  # the working folder is shared with the parent through its group
+        user, no_new_privs, seccomp = confine.drop(gid), True, True
+    else:
+        confine.forget()
+        user, no_new_privs = _drop_privileges(init["user"])
     if user != "same" or os.geteuid() != 0:  # root is exempt from RLIMIT_NPROC
         limit("NPROC", 0)
     _LIBC = None
@@ -148,13 +180,19 @@ def _setup_child(init: dict[str, Any]) -> dict[str, Any]:
         spawner.fork_exec = _refuse_fork_exec
     network = bool(limits["network"])
     sys.addaudithook(_make_audit_hook(workdir, network))
-    return {
+    isolation = {
         "process": init["via"],
+        "mount": kernel,
         "network": "allowed" if network else ("namespace" if init["netns"] else "socket_refusal"),
         "socket_refusal": not network,
         "user": user,
+        "capabilities": _CAPABILITIES.get(user, "none"),
+        "seccomp": seccomp,
         "no_new_privs": no_new_privs,
         "rlimits": applied,
         "audit_hook": True,
         "clean_env": True,
     }
+    if refused:
+        isolation["refused"] = refused
+    return isolation

@@ -6,6 +6,7 @@ Requests are validated here, in the caller's process, so bad arguments raise
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -46,6 +47,8 @@ def _init_message(
         raise SandboxError(f"sandbox sources must be str; not so for {bad!r}")
     limits = fields["limits"]
     fields.update(limits=asdict(limits), netns=not limits.network and _netns_prefix() is not None)
+    fields["confine"] = os.environ.get("AGENTWORLD_SANDBOX_CONFINE") != "0"
+    fields["unconfined"] = os.environ.get("AGENTWORLD_SANDBOX_UNCONFINED") == "1"
     return _frame(_dumps({"workdir": str(workdir), "env": env, "sources": sources, **fields}))
 
 

@@ -197,6 +197,16 @@ class _Program:
         return _reply(True, stdout=capture.getvalue(), value=payload)
 
 
+class _Refusal:
+    """Stands in for the program where the kernel's confinement is unavailable: runs nothing."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason, self.failed = reason, {}
+
+    def call(self, request: dict[str, Any]) -> bytes:
+        return _reply(False, "forbidden", self.reason)
+
+
 def _reply(
     ok: bool,
     error_type: str | None = None,
@@ -219,9 +229,12 @@ def _serve(req_fd: int, resp_fd: int, via: str, detached: bool = False) -> None:
         return
     init = _loads(raw)
     isolation = _setup_child({**init, "via": via})
-    signal.setitimer(signal.ITIMER_REAL, 2 * init["limits"]["wall_s"] + 5)
-    program = _Program(init["sources"], init["limits"])
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    if isolation.get("refused"):
+        program: _Program | _Refusal = _Refusal(isolation["refused"])
+    else:
+        signal.setitimer(signal.ITIMER_REAL, 2 * init["limits"]["wall_s"] + 5)
+        program = _Program(init["sources"], init["limits"])
+        signal.setitimer(signal.ITIMER_REAL, 0)
     load_errors = {name: failure["error"] for name, failure in program.failed.items()}
     _write_all(resp_fd, _frame(_json({"isolation": isolation, "load_errors": load_errors})))
     while (raw := _read_frame(req_fd)) is not None:
