@@ -75,7 +75,7 @@ def _tool(name: str, params: dict | None = None, kind: str = "write") -> ToolSpe
     return ToolSpec(name, name, schema, impl, kind)
 
 
-def make_spec(recycle: str = "reset") -> EnvSpec:
+def make_spec() -> EnvSpec:
     tools = [
         _tool("add-note", {"text": {"type": "string"}}),
         _tool("get-note", {"index": {"type": "integer"}}, "read"),
@@ -90,7 +90,7 @@ def make_spec(recycle: str = "reset") -> EnvSpec:
     task = TaskSpec("t0", "Take a note.", {"type": "release_rubric", "criteria": ["noted"]})
     spec = EnvSpec("notes", "Notes", "", tools, records=records, tasks=[task])
     limits = SandboxLimits(wall_s=1.0, cpu_s=1.0, memory_mb=512, output_bytes=1 << 20)
-    runtime_for(spec, RuntimeOptions(limits=limits, recycle=recycle))
+    runtime_for(spec, RuntimeOptions(limits=limits))
     return spec
 
 
@@ -176,9 +176,8 @@ def test_a_rolled_back_transaction_resyncs_the_folder(spec):
     assert not (_slot(ctx).folder / "extra.json").exists()
 
 
-@pytest.mark.parametrize("recycle", ["reset", "process"])
-def test_workers_are_reused_within_an_episode_and_recycled_between(recycle):
-    spec = make_spec(recycle)
+def test_workers_are_reused_within_an_episode_and_never_serve_another():
+    spec = make_spec()
     try:
         env = AgentWorldEnv(spec)
         remember = json.dumps({"name": "remember", "arguments": {}})
@@ -190,7 +189,7 @@ def test_workers_are_reused_within_an_episode_and_recycled_between(recycle):
         env.reset()  # the old context is collected: its slot goes back to the pool
         assert env.step(remember)[0] == "1"  # no module state survives the episode
         assert _slot(env._ctx) is slot
-        assert (slot.worker.pid == pid) == (recycle == "reset")
+        assert slot.worker.pid != pid  # a process that ran an episode's code is gone
         assert len(json.loads((slot.folder / "notes.json").read_text())) == 1  # files reset
         assert env.db.document("notes") == spec.database.document("notes")
     finally:
@@ -215,8 +214,6 @@ def test_disabled_tools_and_bad_definitions():
     bad = ToolSpec("x", "", {"type": "object"}, {"type": "release"})
     with pytest.raises(ConfigError, match="needs 'file' or 'source'"):
         Toolbox(EnvSpec("e", "E", "", [bad], records={}))
-    with pytest.raises(ConfigError, match="recycle must be"):
-        runtime_for(EnvSpec("f", "F", "", [], records={}), RuntimeOptions(recycle="never"))
 
 
 def test_function_names_follow_the_release_convention():

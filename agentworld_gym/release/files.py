@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,14 @@ WORKER_SOURCE = (Path(__file__).with_name("worker_runtime.py")).read_text(encodi
 """The worker side of the runtime, exec'd first in every tool worker as ``aw_runtime``."""
 
 
-def load_json(path: Path) -> Any:
-    data = path.read_bytes()
+def load_json(path: Path, max_bytes: int | None = None) -> Any:
+    """Parse a JSON file; in a sandbox's folder, never through a link or a special file.
+
+    A tool may leave a symlink, FIFO or device where a collection was (its folder is its own):
+    the file is opened without following links and without blocking, and must be a regular
+    file of at most ``max_bytes``.
+    """
+    data = read_regular(path, max_bytes)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -95,8 +102,16 @@ def copy_plain(source: Path, target: Path) -> None:
         if entry.is_dir(follow_symlinks=False):
             copy_plain(Path(entry.path), target / entry.name)
         elif entry.is_file(follow_symlinks=False):
-            shutil.copyfile(entry.path, target / entry.name)
-            os.chmod(target / entry.name, 0o644)
+            copy_plain_file(Path(entry.path), target / entry.name)
+
+
+def copy_plain_file(source: Path, target: Path) -> None:
+    """Copy one file's bytes (not its permissions); a missing source copies nothing."""
+    try:
+        shutil.copyfile(source, target, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    os.chmod(target, 0o644)
 
 
 def document(db: Database, name: str) -> Any:
@@ -106,22 +121,60 @@ def document(db: Database, name: str) -> Any:
         return None
 
 
+def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of a regular file, never following a link nor blocking on a FIFO."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise OSError(f"{path.name} holds {info.st_size} bytes, over {max_bytes}")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def remove_entry(path: Path) -> None:
+    """Remove whatever is at ``path`` (file, link, FIFO or folder) without following links."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def write_doc(folder: Path, name: str, value: Any) -> None:
-    """Write one document as ``<name>.json`` (``None``: no file), owned like its folder."""
+    """Write one document as ``<name>.json`` (``None``: no file), owned like its folder.
+
+    Whatever a tool left at that name that is not a regular file (a symlink to a host file, a
+    FIFO, a folder) is removed first and never written through.
+    """
     path = folder / f"{name}.json"
     if value is None:
-        path.unlink(missing_ok=True)
+        remove_entry(path)
         return
     try:
         data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:
         data = json.dumps(value, indent=2).encode()
-    existed = path.exists()
-    with open(path, "wb") as handle:
+    try:
+        existed = stat.S_ISREG(os.lstat(path).st_mode)
+        if not existed:
+            remove_entry(path)
+    except FileNotFoundError:
+        existed = False
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o660)
+    with os.fdopen(fd, "wb") as handle:
         handle.write(data)
     if not existed and os.geteuid() == 0:
         owner = folder.stat()
         os.chown(path, owner.st_uid, owner.st_gid)
+        os.chmod(path, 0o660)
 
 
 def unloadable(sources: dict[str, str], db: Path, limits: SandboxLimits) -> dict[str, str]:

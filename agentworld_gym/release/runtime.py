@@ -23,10 +23,11 @@ How an episode runs (see :class:`ToolRuntime`):
   pool on its first call: a private copy of the database folder and a
   :class:`~agentworld_gym.sandbox.SandboxWorker` over it (empty network namespace, rlimits,
   ``nobody``, audit hook; CPU-time, wall-clock, memory and output caps per call). The slot goes
-  back to the pool when the context is garbage-collected, i.e. when ``reset`` starts the next
-  episode. The next episode reuses its process: the files are resynced and every tool module
-  gets its globals as loaded (``recycle="reset"``, ~0.1 ms), or the process is replaced
-  (``recycle="process"``, tens of ms, for code that hides state elsewhere).
+  back to the pool when the context is closed or garbage-collected, i.e. when ``reset`` starts
+  the next episode or the env is closed. A worker that ran an episode's code never serves
+  another: the next episode gets a new process, forked from the zygote (which never runs tool
+  code) and confined by the kernel (see :mod:`agentworld_gym.sandbox.confine`); the folder,
+  cleaned of anything that is not the database, is the only state carried over.
 * The folder is the tools' source of truth while the episode runs, and the episode's
   :class:`~agentworld_gym.database.Database` mirrors it with every file as a *document* (release
   collections often have no primary key). After each call, the files the call wrote are read
@@ -35,9 +36,13 @@ How an episode runs (see :class:`ToolRuntime`):
 * Before each call, every file whose document is no longer the object the folder was last
   synced to (a rollback, a new episode, a fork) is rewritten from the database: a few identity
   checks, so the folder can never silently drift from the state the verifier sees.
-* A call that raises after writing is undone inside the worker (files are backed up on first
-  open for writing); a call that kills the worker (timeout, memory) or whose result is refused
-  marks the slot *stale* and its folder is rebuilt from the database before the next call.
+* The parent does not trust the worker's account of what it wrote: after every call it stats
+  the folder's entries (inode, ctime, size, type; ctime cannot be forged) and reads back every
+  collection file that changed. A call that fails after writing is undone inside the worker
+  (files are backed up on first open for writing), and if anything changed all the same, or the
+  call killed the worker or its result was refused, the slot is *stale* and its folder is
+  rebuilt from the database before the next call. Files are read and written without
+  following links or opening special files.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ import itertools
 import os
 import re
 import shutil
+import stat
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -62,9 +68,11 @@ from agentworld_gym.release.files import (
     RUNTIME_MODULE,
     WORKER_SOURCE,
     copy_plain,
+    copy_plain_file,
     document,
     documents_database,
     load_json,
+    remove_entry,
     slot_folder,
     write_doc,
 )
@@ -100,10 +108,6 @@ class RuntimeOptions:
     limits: SandboxLimits = DEFAULT_LIMITS
     """Per-call limits; a limit set in the tools' ``implementation.limits`` replaces the
     default (the largest value across the environment's tools: one worker serves them all)."""
-    recycle: str = "reset"
-    """Between episodes: ``"reset"`` keeps the process, resyncs the files and gives every tool
-    module its globals as loaded (~0.1 ms); ``"process"`` starts a new process (~10-40 ms on
-    the first call), so that no state hidden outside the tool modules can survive either."""
     max_idle: int = 8
     """Idle slots kept per environment; more are closed when they come back."""
 
@@ -121,9 +125,12 @@ class _Slot:
     worker: SandboxWorker
     mirror: dict[str, Any]
     owner: int = field(default_factory=os.getpid)
+    keep: frozenset[str] = frozenset()
+    """Names of the folder's entries at creation: anything else a tool leaves is removed."""
+    stats: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    """Entry name -> (mode, inode, ctime ns, size) as of the parent's last look."""
     stale: bool = False
     used: bool = False
-    fresh: bool = False
     closed: bool = False
 
 
@@ -139,8 +146,6 @@ class ToolRuntime:
         self.sources: dict[str, str] = {RUNTIME_MODULE: WORKER_SOURCE}
         self.tools: dict[str, _ToolCode] = {}
         base = options or RuntimeOptions()
-        if base.recycle not in ("reset", "process"):
-            raise ConfigError(f"recycle must be 'reset' or 'process', got {base.recycle!r}")
         merged = dataclasses.asdict(base.limits)
         declared: dict[str, Any] = {}
         for spec in self._code_tools():
@@ -149,7 +154,7 @@ class ToolRuntime:
                     raise ConfigError(f"tool {spec.name!r}: unknown sandbox limit {key!r}")
                 declared[key] = max(declared.get(key, value), value)
         merged.update(declared)
-        self.options = RuntimeOptions(SandboxLimits(**merged), base.recycle, base.max_idle)
+        self.options = RuntimeOptions(SandboxLimits(**merged), base.max_idle)
         for spec in self._code_tools():
             self._add_tool(spec)
         self.base = self._install_database()
@@ -217,14 +222,17 @@ class ToolRuntime:
             "now": ctx.now().timestamp(),
             "seed": f"{ctx.env_id}|{ctx.task_id}|{ctx.calls}|{tool}",
         }
-        if slot.fresh:
-            request["fresh"], slot.fresh = True, False
         result = slot.worker.call(f"{RUNTIME_MODULE}:dispatch", request)
+        changed = self._changed(slot)
         if not result.ok:
+            if changed:  # the worker's own undo did not cover it: rebuild from the database
+                slot.stale = True
             raise self._failure(slot, tool, code, result)
         value, written = result.value["r"], result.value["w"]
-        if written:
-            updates = self._read_back(slot, tool, written)
+        if isinstance(written, list):
+            changed.update(name for name in written if isinstance(name, str))
+        if changed:
+            updates = self._read_back(slot, tool, changed)
             for name, doc in updates.items():
                 ctx.db.set_document(name, doc)
                 slot.mirror[name] = doc
@@ -241,14 +249,22 @@ class ToolRuntime:
         reason = result.error_type.value if result.error_type else "crash"
         return _error(tool, reason, _point_at_tool(result, code.module))
 
-    def _read_back(self, slot: _Slot, tool: str, written: list[str]) -> dict[str, Any]:
+    def _changed(self, slot: _Slot) -> set[str]:
+        """Names of the folder's entries that appeared, vanished or changed since the last look."""
+        before, now = slot.stats, _scan(slot.folder)
+        slot.stats = now
+        return {name for name in before.keys() | now.keys() if before.get(name) != now.get(name)}
+
+    def _read_back(self, slot: _Slot, tool: str, names: set[str]) -> dict[str, Any]:
         updates: dict[str, Any] = {}
-        for rel in written:
+        for rel in sorted(names):
             if "/" in rel or not rel.endswith(".json"):
                 continue  # only top-level JSON files are collections
             path = slot.folder / rel
             try:
-                updates[rel[:-5]] = load_json(path) if path.exists() else None
+                exists = os.path.lexists(path)
+                limit = self.options.limits.file_bytes
+                updates[rel[:-5]] = load_json(path, limit) if exists else None
             except (OSError, ValueError) as exc:
                 slot.stale = True
                 message = f"the tool left {rel} unreadable: {exc}"
@@ -264,6 +280,7 @@ class ToolRuntime:
         ctx.__dict__[self._key] = slot
         weakref.finalize(ctx, self._idle.append, slot)  # deque.append: safe inside GC
         self._full_sync(slot, ctx.db)
+        slot.worker.start()  # the fresh process loads the sources while we return
         return slot
 
     def _acquire(self) -> _Slot:
@@ -277,9 +294,9 @@ class ToolRuntime:
             if len(self._idle) >= self.options.max_idle:
                 self._close_slot(slot)
                 continue
-            if slot.used and self.options.recycle == "process":
+            if slot.used:  # a process that ran an episode's code never serves another
                 slot.worker.restart()
-            slot.fresh = slot.used
+                self._clean(slot)
             return slot
 
     def _new_slot(self) -> _Slot:
@@ -306,7 +323,8 @@ class ToolRuntime:
             "TZ": "UTC",
         }
         worker = SandboxWorker(folder, self.sources, env=env, limits=self.options.limits)
-        slot = _Slot(folder, worker, mirror)
+        stats = _scan(folder)
+        slot = _Slot(folder, worker, mirror, keep=frozenset(stats), stats=stats)
         with self._lock:
             self._slots.append(slot)
         return slot
@@ -325,11 +343,26 @@ class ToolRuntime:
         if slot.stale:
             self._full_sync(slot, db)
             return
+        wrote = False
         for name, synced in slot.mirror.items():
             current = document(db, name)
             if current is not synced:
                 write_doc(slot.folder, name, current)
                 slot.mirror[name] = current
+                wrote = True
+        if wrote:
+            slot.stats = _scan(slot.folder)
+
+    def _clean(self, slot: _Slot) -> None:
+        """Between episodes: remove what the tools added; rebuild what they changed."""
+        for name, entry in _scan(slot.folder).items():
+            if name not in slot.keep or not stat.S_ISREG(entry[0]):
+                remove_entry(slot.folder / name)
+            elif slot.stats.get(name) != entry:  # changed behind our back: rebuild it
+                slot.stale = True
+                if not name.endswith(".json") and self.env.root is not None:
+                    remove_entry(slot.folder / name)
+                    copy_plain_file(Path(self.env.root) / "db" / name, slot.folder / name)
 
     def _full_sync(self, slot: _Slot, db: Database) -> None:
         """Rewrite every file that differs from ``db`` and drop JSON files it does not have."""
@@ -343,6 +376,7 @@ class ToolRuntime:
                 write_doc(slot.folder, name, current)
             slot.mirror[name] = current
         slot.stale = False
+        slot.stats = _scan(slot.folder)
 
     def close(self) -> None:
         """Stop every worker and remove the slot folders."""
@@ -372,6 +406,16 @@ class ToolRuntime:
 
 
 _ABSENT: Any = object()
+
+
+def _scan(folder: Path) -> dict[str, tuple[int, int, int, int]]:
+    """The folder's entries as (mode, inode, ctime ns, size): what a write cannot hide."""
+    entries = {}
+    with os.scandir(folder) as listing:
+        for entry in listing:
+            info = entry.stat(follow_symlinks=False)
+            entries[entry.name] = (info.st_mode, info.st_ino, info.st_ctime_ns, info.st_size)
+    return entries
 _LINE = re.compile(r" \(line \d+\)")
 
 

@@ -7,6 +7,7 @@ parent never hangs and never raises for the child's misbehaviour.
 
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import select
@@ -21,6 +22,9 @@ from agentworld_gym.sandbox.framing import _HEADER, _loads
 from agentworld_gym.sandbox.host import _netns_prefix
 from agentworld_gym.sandbox.limits import SandboxErrorType, SandboxLimits, SandboxResult
 from agentworld_gym.sandbox.zygote import _drop_zygote, _zygote_for
+
+
+_F_SETPIPE_SZ = 1031
 
 
 class _ChannelError(Exception):
@@ -39,6 +43,11 @@ class _Proc:
         req_r, self.to_child = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         self.from_child, resp_w = os.pipe2(os.O_CLOEXEC)
         self.owner, self._popen = os.getpid(), None
+        if len(preload) > 65536:  # room for the whole init message: the child starts at once
+            try:
+                fcntl.fcntl(self.to_child, _F_SETPIPE_SZ, min(len(preload), 1 << 20))
+            except OSError:
+                pass
         self._unsent = memoryview(preload)
         try:
             self._unsent = self._unsent[os.write(self.to_child, self._unsent) :]

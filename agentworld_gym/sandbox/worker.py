@@ -54,6 +54,7 @@ class SandboxWorker:
         self._sources = {"main": sources} if isinstance(sources, str) else dict(sources)
         self._env, self._limits, self._workdir = dict(env or {}), limits, Path(workdir)
         self._proc: _Proc | None = None
+        self._pending: _Proc | None = None  # started, its load reply not read yet
         self._isolation: dict[str, Any] = {}
         self._load_errors: dict[str, str] = {}
         self._lock, self._closed = threading.Lock(), False
@@ -81,7 +82,7 @@ class SandboxWorker:
             started, limits = time.monotonic(), self._limits
             request = _call_message(function, [], dict(kwargs or {}))
             if self._proc is None:
-                failure = self._start(started)
+                failure = self._handshake(self._pending or self._launch(), started)
                 if failure is not None:
                     return failure
             deadline = time.monotonic() + limits.wall_s
@@ -95,7 +96,18 @@ class SandboxWorker:
                 self._stop()
             return result
 
-    def _start(self, started: float) -> SandboxResult | None:
+    def start(self) -> None:
+        """Start the process now, without waiting: it loads the sources while the caller works.
+
+        The next :meth:`call` then only reads its load reply (what ``reset`` uses, so that an
+        episode's first tool call finds its fresh process ready).
+        """
+        with self._lock:
+            if self._closed or self._proc is not None or self._pending is not None:
+                return
+            self._pending = self._launch()
+
+    def _launch(self) -> _Proc:
         if not self._workdir.is_dir():
             raise SandboxError(f"the worker's working folder {self._workdir} is not a directory")
         plan = _user_plan(self._workdir)
@@ -109,7 +121,12 @@ class SandboxWorker:
             oneshot=False,
             user=plan,
         )
-        proc = _Proc(limits.network, preload=init)
+        return _Proc(limits.network, preload=init)
+
+    def _handshake(self, proc: _Proc, started: float) -> SandboxResult | None:
+        """Finish sending the init message and read the load reply."""
+        self._pending = None
+        limits = self._limits
         try:
             deadline = time.monotonic() + limits.wall_s
             proc.send(b"", deadline)
@@ -128,18 +145,20 @@ class SandboxWorker:
         return None
 
     def _stop(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.close()
-            self._proc = None
+        for proc in (self._proc, self._pending):
+            if proc is not None:
+                proc.kill()
+                proc.close()
+        self._proc = self._pending = None
 
     def _abandon(self) -> None:
         """In a forked copy of the trainer: forget (never kill) the parent's process."""
         self._lock = threading.Lock()
-        if self._proc is not None:
-            self._proc.owner = -1
-            self._proc.close()
-            self._proc = None
+        for proc in (self._proc, self._pending):
+            if proc is not None:
+                proc.owner = -1
+                proc.close()
+        self._proc = self._pending = None
 
     def restart(self, workdir: Path | None = None, env: dict[str, str] | None = None) -> None:
         """Recycle for a new episode: stop the process; the next call starts a fresh one.
@@ -168,7 +187,7 @@ class SandboxWorker:
 
     def __del__(self) -> None:
         try:
-            if self._proc is not None and self._proc.owner == os.getpid():
+            if any(p is not None and p.owner == os.getpid() for p in (self._proc, self._pending)):
                 self._stop()
         except Exception:  # interpreter shutdown: modules may already be gone
             pass
