@@ -416,6 +416,8 @@ def _scan(folder: Path) -> dict[str, tuple[int, int, int, int]]:
             info = entry.stat(follow_symlinks=False)
             entries[entry.name] = (info.st_mode, info.st_ino, info.st_ctime_ns, info.st_size)
     return entries
+
+
 _LINE = re.compile(r" \(line \d+\)")
 
 

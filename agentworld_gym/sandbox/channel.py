@@ -23,7 +23,6 @@ from agentworld_gym.sandbox.host import _netns_prefix
 from agentworld_gym.sandbox.limits import SandboxErrorType, SandboxLimits, SandboxResult
 from agentworld_gym.sandbox.zygote import _drop_zygote, _zygote_for
 
-
 _F_SETPIPE_SZ = 1031
 
 
