@@ -239,9 +239,13 @@ class AgentWorldEnv(gym.Env[str, str]):
         else:
             self._task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         self._db = self._base.fork()
+        toolbox = self._shared.toolbox
+        if self._ctx is not None:
+            toolbox.end(self._ctx)  # the last episode's sandboxed workers stop now
         self._ctx = ToolContext(
             self._db, self.spec_data.id, self._task.id, clock_start=self._shared.clock
         )
+        toolbox.begin(self._ctx)  # code tools: a fresh worker starts loading
         self._messages = [
             {"role": "system", "content": self._system},
             {"role": "user", "content": self._task.instruction},
@@ -291,6 +295,8 @@ class AgentWorldEnv(gym.Env[str, str]):
             "tool_results": results,
             "messages": MessagesView(self._messages),
         }
+        if self._shared.toolbox.episode_hooks and results:
+            info["isolation"] = self._shared.toolbox.isolation()  # how the tools' code ran
         reward = 0.0
         if terminated or truncated:
             self._done = True
@@ -307,6 +313,18 @@ class AgentWorldEnv(gym.Env[str, str]):
         else:
             observation = "\n".join(f"<tool_response>\n{o}\n</tool_response>" for o in outputs)
         return observation, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        """Release the episode's resources: sandboxed workers, their folders, idle slots.
+
+        Safe to call twice; ``with gym.make(...) as env:`` calls it. A closed env can be
+        ``reset`` again (resources are then taken anew).
+        """
+        if self._ctx is not None:
+            self._shared.toolbox.end(self._ctx, close=True)
+            self._ctx = None
+        self._done = True
+        super().close()
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":

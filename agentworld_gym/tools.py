@@ -23,7 +23,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import fastjsonschema
 import orjson
@@ -70,6 +70,17 @@ class ToolContext:
         self._ids += 1
         digest = hashlib.sha256(f"{self.env_id}:{self.task_id}:{self._ids}".encode()).digest()
         return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+class EpisodeHooks(Protocol):
+    """What an implementation with per-episode resources offers (as ``fn.episode``)."""
+
+    def begin(self, ctx: ToolContext) -> None: ...
+
+    def end(self, ctx: ToolContext, *, close: bool = False) -> None: ...
+
+    @property
+    def isolation(self) -> dict[str, Any]: ...
 
 
 ImplementationFactory = Callable[[ToolSpec, EnvSpec], ToolFn]
@@ -227,6 +238,27 @@ class Toolbox:
                 raise ConfigError(f"environment {env.id!r} defines tool {spec.name!r} twice")
             self.tools[spec.name] = Tool(spec, factory(spec, env))
         self.schemas = [t.openai_schema() for t in env.tools]
+        hooks = (getattr(tool.fn, "episode", None) for tool in self.tools.values())
+        self.episode_hooks: list[EpisodeHooks] = list(dict.fromkeys(h for h in hooks if h))
+        """Implementations with per-episode resources (the code tools' sandboxed workers)."""
+
+    def begin(self, ctx: ToolContext) -> None:
+        """A new episode starts on ``ctx``: let implementations get its resources ready."""
+        for hooks in self.episode_hooks:
+            hooks.begin(ctx)
+
+    def end(self, ctx: ToolContext, *, close: bool = False) -> None:
+        """The episode of ``ctx`` is over; ``close`` also releases what is kept for reuse."""
+        for hooks in self.episode_hooks:
+            hooks.end(ctx, close=close)
+
+    def isolation(self) -> dict[str, Any]:
+        """How the implementations' untrusted code runs (empty when none does)."""
+        for hooks in self.episode_hooks:
+            if found := hooks.isolation:
+                return found
+        return {}
+
 
     def get(self, name: str) -> Tool:
         tool = self.tools.get(name)

@@ -7,8 +7,9 @@ exec'd in this process and the function called (the tool's own work), and *worke
 ``Toolbox.call`` and the ``"release"`` runtime (argument validation, folder sync, the isolated
 worker's round trip, the undo log, the pinned clock, reading back and mirroring the files the
 tool wrote). Overhead = worker - direct, per percentile. Episodes are reset every 20 calls (not
-timed) so the release tools' usage logs stay small; the last rows time an episode change
-(``reset`` + first call) with each recycling policy. With ``--release`` (default: the sample
+timed) so the release tools' usage logs stay small; the last rows time an episode change:
+``reset`` (which starts the episode's fresh worker) and the first call, at once or after 20 ms
+of agent thinking. With ``--release`` (default: the sample
 fixture when present) the Harbor Tasks tools of the release are measured too.
 
 Target: overhead under 1 ms per call. Numbers depend on the machine's load: run it idle.
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentworld_gym.env import AgentWorldEnv
-from agentworld_gym.release import ImportOptions, RuntimeOptions, import_release, runtime_for
+from agentworld_gym.release import ImportOptions, import_release, runtime_for
 from agentworld_gym.spec import EnvSpec, TaskSpec, ToolSpec
 from agentworld_gym.tools import Toolbox, ToolContext
 
@@ -151,25 +152,33 @@ def measure(spec: EnvSpec, calls: list[tuple[str, Callable[[int], dict]]], n: in
     return rows
 
 
-def recycle_rows(spec: EnvSpec, name: str, n: int) -> list[tuple[str, list[float]]]:
-    rows = []
-    for policy in ("reset", "process"):
-        spec.__dict__.pop("_tool_runtime", None)
-        spec.__dict__.pop("_shared", None)
-        runtime_for(spec, RuntimeOptions(recycle=policy))
-        env = AgentWorldEnv(spec, split="all")
-        action = json.dumps({"name": name, "arguments": {}})
+def episode_rows(spec: EnvSpec, name: str, n: int) -> list[tuple[str, list[float]]]:
+    """An episode change: ``reset`` (a fresh confined worker starts loading), then the first
+    call at once, or after the agent has thought for 20 ms (the worker loaded meanwhile)."""
+    spec.__dict__.pop("_tool_runtime", None)
+    spec.__dict__.pop("_shared", None)
+    env = AgentWorldEnv(spec, split="all")
+    action = json.dumps({"name": name, "arguments": {}})
+    env.reset()
+    env.step(action)
+    resets, at_once, after_think = [], [], []
+    for i in range(n):
+        start = time.perf_counter_ns()
         env.reset()
+        ready = time.perf_counter_ns()
+        if i % 2:
+            time.sleep(0.02)
+        called = time.perf_counter_ns()
         env.step(action)
-        samples = []
-        for _ in range(n):
-            start = time.perf_counter_ns()
-            env.reset()
-            env.step(action)
-            samples.append((time.perf_counter_ns() - start) / 1000)
-        rows.append((f"episode change + first call ({policy})", sorted(samples)))
-        runtime_for(spec).close()
-    return rows
+        done = time.perf_counter_ns()
+        resets.append((ready - start) / 1000)
+        (after_think if i % 2 else at_once).append((done - called) / 1000)
+    env.close()
+    return [
+        ("reset (fresh worker started)", sorted(resets)),
+        ("first call right after reset", sorted(at_once)),
+        ("first call 20 ms after reset", sorted(after_think)),
+    ]
 
 
 def main() -> None:
@@ -216,7 +225,7 @@ def main() -> None:
             f"{name:<34} {_pct(own, 0.5):>10.1f} {_pct(worker, 0.5):>10.1f} {p50:>12.1f} "
             f"{p90:>12.1f}"
         )
-    for name, samples in recycle_rows(synthetic_spec(), "noop", max(args.n // 20, 20)):
+    for name, samples in episode_rows(synthetic_spec(), "noop", max(args.n // 10, 40)):
         print(f"{name:<46} p50 {_pct(samples, 0.5):>8.0f} µs   p90 {_pct(samples, 0.9):>8.0f} µs")
     mean_overhead = statistics.mean(_pct(w, 0.5) - _pct(o, 0.5) for _, o, w in rows)
     print(f"mean p50 overhead {mean_overhead:.0f} µs per call (target < 1000 µs)")

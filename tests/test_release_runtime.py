@@ -102,7 +102,7 @@ def spec():
 
 
 def _slot(ctx: ToolContext):
-    return next(v for k, v in ctx.__dict__.items() if k.startswith("_tool_runtime_slot"))
+    return next(v for k, v in ctx.__dict__.items() if k.startswith("_tool_runtime_slot"))[0]
 
 
 def test_the_database_mirrors_the_worker_folder(spec):

@@ -87,7 +87,7 @@ def test_boom_is_an_error_observation(env):
 
 def test_half_write_is_rolled_back_in_the_database_and_the_worker(env):
     _contained(env, "half-write", "exception", "ValueError: failed after writing")
-    slot = next(v for k, v in env._ctx.__dict__.items() if k.startswith("_tool_runtime_slot"))
+    slot, _ = next(v for k, v in env._ctx.__dict__.items() if k.startswith("_tool_runtime_slot"))
     assert json.loads((slot.folder / "items.json").read_text()) == [{"id": "i1", "v": 1}]
 
 

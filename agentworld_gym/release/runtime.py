@@ -271,14 +271,40 @@ class ToolRuntime:
                 raise _error(tool, "corrupt_state", message) from None
         return updates
 
+    # -- episodes -------------------------------------------------------------------------------
+    def begin(self, ctx: ToolContext) -> None:
+        """At ``reset``: take a slot and start its fresh worker, which loads while the agent
+        thinks, so that the episode's first call finds it ready."""
+        self._session(ctx)
+
+    def end(self, ctx: ToolContext, *, close: bool = False) -> None:
+        """The episode is over: its worker is stopped at once and its slot returns to the pool
+        (``close``: the slot, and every idle one, is removed with its folder)."""
+        entry = ctx.__dict__.pop(self._key, None)
+        if entry is None:
+            return
+        slot, finalizer = entry
+        finalizer.detach()
+        if slot.owner != os.getpid() or slot.closed:
+            return
+        if close:
+            self._close_slot(slot)
+            while self._idle:
+                idle = self._idle.popleft()
+                if idle.owner == os.getpid() and not idle.closed:
+                    self._close_slot(idle)
+            return
+        slot.worker.restart()  # nothing of the episode's code outlives it
+        self._idle.append(slot)
+
     # -- slots: one per live episode ----------------------------------------------------------
     def _session(self, ctx: ToolContext) -> _Slot:
-        slot = ctx.__dict__.get(self._key)
-        if slot is not None and slot.owner == os.getpid() and not slot.closed:
-            return slot
+        entry = ctx.__dict__.get(self._key)
+        if entry is not None and entry[0].owner == os.getpid() and not entry[0].closed:
+            return entry[0]
         slot = self._acquire()
-        ctx.__dict__[self._key] = slot
-        weakref.finalize(ctx, self._idle.append, slot)  # deque.append: safe inside GC
+        finalizer = weakref.finalize(ctx, self._idle.append, slot)  # deque.append: GC-safe
+        ctx.__dict__[self._key] = (slot, finalizer)
         self._full_sync(slot, ctx.db)
         slot.worker.start()  # the fresh process loads the sources while we return
         return slot
@@ -457,6 +483,7 @@ def release_factory(tool: ToolSpec, env: EnvSpec) -> ToolFn:
         return runtime.call(ctx, name, arguments)
 
     call.__name__ = call.__qualname__ = function_name(name)
+    call.episode = runtime  # type: ignore[attr-defined]  # Toolbox.begin / end / isolation
     return call
 
 

@@ -8,6 +8,7 @@ which would load the whole library into every zygote.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import subprocess
 import sys
@@ -18,6 +19,12 @@ from agentworld_gym.sandbox.forkserver import _zygote_main
 from agentworld_gym.sandbox.isolation import _clean_env, _load_libc
 from agentworld_gym.sandbox.program import _serve
 
+_PRELOADED = (
+    *("copy", "datetime", "random", "uuid", "sysconfig", "json", "re", "math", "hashlib"),
+    *("collections", "typing", "itertools", "functools", "string", "dataclasses", "enum"),
+    *("decimal", "statistics", "bisect", "heapq", "base64", "asyncio"),
+)
+"""Modules tool code commonly imports (the code-tool runtime among them)."""
 _PACKAGE_DIR = Path(__file__).parent.parent  # agentworld_gym/, the stub package's __path__
 _BOOT = (  # imports the sandbox runtime without the package's __init__, which loads the library
     "import sys, types\n"
@@ -41,6 +48,11 @@ def _popen(
 def _runtime_main(argv: list[str]) -> None:
     """Entry point of sandbox interpreters: ``zygote FD`` or ``serve REQ_FD RESP_FD``."""
     _load_libc()
+    for name in _PRELOADED:  # trusted stdlib, imported once here rather than in every child
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
     gc.freeze()  # forked children then never scan (and copy-on-write) the runtime's objects
     if argv[0] == "zygote":
         _zygote_main(int(argv[1]))

@@ -6,6 +6,9 @@ Requests are validated here, in the caller's process, so bad arguments raise
 
 from __future__ import annotations
 
+import base64
+import functools
+import marshal
 import os
 import time
 from dataclasses import asdict
@@ -49,7 +52,23 @@ def _init_message(
     fields.update(limits=asdict(limits), netns=not limits.network and _netns_prefix() is not None)
     fields["confine"] = os.environ.get("AGENTWORLD_SANDBOX_CONFINE") != "0"
     fields["unconfined"] = os.environ.get("AGENTWORLD_SANDBOX_UNCONFINED") == "1"
-    return _frame(_dumps({"workdir": str(workdir), "env": env, "sources": sources, **fields}))
+    compiled = {name: _compiled(name, source) for name, source in sources.items()}
+    message = {"workdir": str(workdir), "env": env, "sources": sources, "compiled": compiled}
+    return _frame(_dumps({**message, **fields}))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(name: str, source: str) -> str | None:
+    """The source's code object, marshalled (base64): compiled once here, not in every child.
+
+    Compiling runs none of the code; the child, the same interpreter, only unmarshals it.
+    ``None`` where it does not compile: the child then reports the error itself.
+    """
+    try:
+        code = compile(source, f"<sandbox:{name}>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return base64.b64encode(marshal.dumps(code)).decode("ascii")
 
 
 def _call_message(function: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:

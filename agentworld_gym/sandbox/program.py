@@ -6,10 +6,12 @@ reply; the child answers every request and only the parent decides to kill it.
 
 from __future__ import annotations
 
+import base64
 import difflib
 import errno
 import io
 import linecache
+import marshal
 import os
 import re
 import signal
@@ -106,19 +108,27 @@ _TOP_LEVEL_DEF = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)", re.MULTILINE)
 class _Program:
     """The sources exec'd as modules, and calls into their functions (child side)."""
 
-    def __init__(self, sources: dict[str, str], limits: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        sources: dict[str, str],
+        limits: dict[str, Any],
+        compiled: dict[str, str | None] | None = None,
+    ) -> None:
         self.limits = limits
         self.functions: dict[str, list[tuple[str, types.FunctionType]]] = {}
         self.failed: dict[str, dict[str, Any]] = {}  # source name -> error description
         self.failed_functions: dict[str, str] = {}  # function name -> source that failed
         for name, source in sources.items():
-            self._load(name, source)
+            self._load(name, source, (compiled or {}).get(name))
 
-    def _load(self, name: str, source: str) -> None:
+    def _load(self, name: str, source: str, compiled: str | None = None) -> None:
         filename = f"<sandbox:{name}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         try:
-            code = compile(source, filename, "exec")
+            if compiled is not None:  # compiled by the parent (same interpreter)
+                code = marshal.loads(base64.b64decode(compiled))
+            else:
+                code = compile(source, filename, "exec")
         except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes in the source
             message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
             where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
@@ -233,7 +243,7 @@ def _serve(req_fd: int, resp_fd: int, via: str, detached: bool = False) -> None:
         program: _Program | _Refusal = _Refusal(isolation["refused"])
     else:
         signal.setitimer(signal.ITIMER_REAL, 2 * init["limits"]["wall_s"] + 5)
-        program = _Program(init["sources"], init["limits"])
+        program = _Program(init["sources"], init["limits"], init.get("compiled"))
         signal.setitimer(signal.ITIMER_REAL, 0)
     load_errors = {name: failure["error"] for name, failure in program.failed.items()}
     _write_all(resp_fd, _frame(_json({"isolation": isolation, "load_errors": load_errors})))
