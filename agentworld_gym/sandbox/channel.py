@@ -155,7 +155,7 @@ class _Proc:
             if header_done and filled == len(buffer):
                 try:
                     reply = _loads(buffer)
-                except ValueError:  # the code wrote to the protocol pipe itself
+                except (ValueError, RecursionError):  # the code wrote to the protocol pipe
                     raise _ChannelError("protocol") from None
                 if not isinstance(reply, dict):
                     raise _ChannelError("protocol")
