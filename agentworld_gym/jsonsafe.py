@@ -187,9 +187,10 @@ def depth_exceeds(value: Any, max_depth: int = MAX_DEPTH) -> bool:
 
 
 def too_deep_text(text: str, max_depth: int = MAX_DEPTH) -> bool:
-    """A cheap pre-check for decoded JSON text: fewer brackets than the limit cannot be too
-    deep (most tool calls stop here); otherwise the decoded value is walked."""
-    return text.count("[") + text.count("{") > max_depth
+    """A cheap pre-check for decoded JSON text: a text too short to hold ``max_depth + 1``
+    bracket pairs, or with too few opening brackets, cannot be too deep (most tool calls stop
+    here); otherwise the decoded value is walked."""
+    return len(text) > 2 * max_depth + 1 and text.count("[") + text.count("{") > max_depth
 
 
 def lenient_json(value: Any) -> Any:
