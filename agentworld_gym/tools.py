@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import functools
 import hashlib
 import importlib
 import logging
@@ -26,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import fastjsonschema
-import orjson
 
 from agentworld_gym.database import Database
 from agentworld_gym.errors import (
@@ -37,6 +35,7 @@ from agentworld_gym.errors import (
     ToolNotFound,
 )
 from agentworld_gym.spec import EnvSpec, ToolSpec
+from agentworld_gym.validation import compile_validator
 
 logger = logging.getLogger(__name__)
 
@@ -121,17 +120,12 @@ def _type_name(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-@functools.lru_cache(maxsize=4096)
-def _compile(schema_json: bytes) -> Callable[[Any], Any]:
-    """A fastjsonschema validator, shared by every tool with the same schema."""
-    return fastjsonschema.compile(orjson.loads(schema_json), use_default=False)
-
-
 class Tool:
     """One tool bound to its implementation and an argument validator compiled on first use.
 
     Compiling is lazy because it costs milliseconds per schema and an environment may have
-    dozens of tools of which an episode calls a few: ``gym.make`` stays fast.
+    dozens of tools of which an episode calls a few: ``gym.make`` stays fast. Large schemas are
+    compiled piece by piece as arguments reach them (:mod:`agentworld_gym.validation`).
     """
 
     __slots__ = ("spec", "name", "fn", "writes", "_validate", "_properties", "_closed")
@@ -152,8 +146,7 @@ class Tool:
         if self._validate is None:
             params = self.spec.parameters or {"type": "object", "properties": {}}
             try:
-                key = orjson.dumps(params, option=orjson.OPT_SORT_KEYS)
-                self._validate = _compile(key)
+                self._validate = compile_validator(params)
             except fastjsonschema.JsonSchemaDefinitionException as exc:
                 raise ConfigError(
                     f"tool {self.name!r} has an invalid parameter schema: {exc}"
@@ -190,6 +183,8 @@ class Tool:
             raise ToolArgumentError(
                 f"Invalid arguments for {self.name}: {_describe(exc)}"
             ) from None
+        except fastjsonschema.JsonSchemaDefinitionException as exc:  # a large schema's part
+            raise ConfigError(f"tool {self.name!r} has an invalid parameter schema: {exc}") from exc
         return arguments
 
 
@@ -258,7 +253,6 @@ class Toolbox:
             if found := hooks.isolation:
                 return found
         return {}
-
 
     def get(self, name: str) -> Tool:
         tool = self.tools.get(name)
