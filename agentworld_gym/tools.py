@@ -284,7 +284,8 @@ class Toolbox:
         except Exception as exc:
             if strict:
                 raise
-            logger.warning("tool %s raised %s: %s", name, type(exc).__name__, exc)
+            # the text, not the exception: a kept log record would keep its frames (the episode)
+            logger.warning("tool %s raised %s: %s", name, type(exc).__name__, str(exc))
             raise ToolExecutionError(
                 f"Tool {name} failed with {type(exc).__name__}: {exc}"
             ) from exc
