@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import orjson
 import pytest
 
 import agentworld_gym  # noqa: F401  (registers the catalog)
+from agentworld_gym.actions import parse_action
 from agentworld_gym.database import Database
 from agentworld_gym.env import MAX_CALLS_PER_ACTION, AgentWorldEnv
 from agentworld_gym.errors import ToolArgumentError
@@ -288,3 +290,21 @@ def test_seeded_fuzz_finds_nothing():
     assert len(tally.counts) == len(fuzz.GENERATORS)  # every generator ran
     failures = {c: tally.total(c) for c in ("raised", "changed", "non-text", "bad chat")}
     assert failures == {"raised": 0, "changed": 0, "non-text": 0, "bad chat": 0}, tally.examples
+
+
+# -- long inputs stay linear -------------------------------------------------------------------
+def test_fence_followed_by_whitespace_parses_at_once(env):
+    started = time.perf_counter()
+    obs, _, terminated, _, _ = env.step("```" + " " * 50_000 + "x")
+    assert terminated and time.perf_counter() - started < 2.0  # was cubic: minutes
+    assert parse_action('```json\n{"name": "get_item"}\n```').calls[0].name == "get_item"
+
+
+@pytest.mark.parametrize("answer", ["1a-" * 33_000, "2024-01-01 " * 9_000])
+def test_long_answers_are_read_in_linear_time(answer):
+    env = gym.make("AgentWorld/notion-v0")
+    env.reset(options={"task_id": "notion-r01"})
+    started = time.perf_counter()
+    _, _, terminated, _, info = env.step(answer)
+    assert terminated and not info["verification"]["success"]
+    assert time.perf_counter() - started < 5.0  # was minutes (1a-...) and 4 s (dates)

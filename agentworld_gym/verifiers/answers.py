@@ -71,6 +71,8 @@ Exclusivity (``check_answer(..., exclusive=True)``)
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 import unicodedata
@@ -420,6 +422,11 @@ _LIST_MARKER = re.compile(r"^[ \t]*(\d{1,3})[.)](?=[ \t]+\S)", re.M)
 _RIGHT = re.compile(r"[\w\-−]*")
 _RIGHT_SHAPE = re.compile(r"(?P<suf>[a-z]+)?(?P<tail>[-−][\w\-−]*)?")
 _RANGE_LEFT = re.compile(r"[-−]?(?:\d+[-−])+")
+_MAX_CHUNK = 256
+"""Digits glued (letters, digits, ``_ - −``) to more than this many characters on one side are
+part of an id, a hash or a blob, not a number; the bound keeps reading linear in the answer's
+length (a 99,000-character ``1a-1a-...`` answer took minutes when every run of digits walked
+its whole token)."""
 _SCALE_WORD = re.compile(r"[ \t]+(hundred|thousand|million|billion|trillion|dozen)\b")
 _SCALE_INITIALS = frozenset("htmbd")  # hundred thousand million billion dozen; "" is not in it
 _SCALE_EXP = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
@@ -461,11 +468,18 @@ _AFTER = {
 }  # which word kinds each kind may follow inside one number
 
 
-def _masked(start: int, end: int, masks: Sequence[tuple[int, int]]) -> bool:
-    for m_start, m_end in masks:  # a plain loop: this runs for every run of digits
-        if m_start < end and start < m_end:
-            return True
-    return False
+def _mask_index(masks: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Mask starts in order, and the furthest end reached by the masks up to each one."""
+    spans = sorted(masks)
+    return [s for s, _ in spans], list(itertools.accumulate((e for _, e in spans), max))
+
+
+def _masked(start: int, end: int, index: tuple[list[int], list[int]]) -> bool:
+    """Whether ``[start, end)`` overlaps a mask: O(log masks) per run of digits, where a
+    loop over the masks made an answer of thousands of dates quadratic (4 s for 99 kB)."""
+    starts, reach = index
+    i = bisect.bisect_left(starts, end)  # masks [0, i) start before ``end``
+    return i > 0 and reach[i - 1] > start
 
 
 def _tail_ok(rest: str) -> bool:
@@ -480,12 +494,22 @@ def _glued(char: str) -> bool:
     return char.isalnum() or char in "_-−"
 
 
-def _digit_number(low: str, m: re.Match[str]) -> Mention | None:
-    """The number a run of digits states, or None when it is part of an identifier."""
-    start, end = m.span()
+def _chunk_start(low: str, start: int) -> int:
+    """Where the glued token (see :func:`_glued`) that reaches ``start`` begins."""
     chunk = start
     while chunk > 0 and _glued(low[chunk - 1]):
         chunk -= 1
+    return chunk
+
+
+def _digit_number(low: str, m: re.Match[str], chunk: int | None = None) -> Mention | None:
+    """The number a run of digits states, or None when it is part of an identifier;
+    ``chunk``: where its glued token begins, when the caller knows."""
+    start, end = m.span()
+    if chunk is None:
+        chunk = _chunk_start(low, start)
+    if start - chunk > _MAX_CHUNK:
+        return None
     sign = ""
     if chunk < start:
         left = low[chunk:start]
@@ -495,7 +519,10 @@ def _digit_number(low: str, m: re.Match[str]) -> Mention | None:
             return None
     exponent, factor, suffix = 0, 1, ""
     if end < len(low) and _glued(low[end]):
-        shape = _RIGHT_SHAPE.fullmatch(_RIGHT.match(low, end).group())
+        right = _RIGHT.match(low, end, end + _MAX_CHUNK + 1).group()
+        if len(right) > _MAX_CHUNK:
+            return None
+        shape = _RIGHT_SHAPE.fullmatch(right)
         if shape is None:
             return None
         suffix, tail = shape["suf"] or "", shape["tail"]
@@ -595,10 +622,16 @@ def _numbers(text: str) -> tuple[Mention, ...]:
     low = _lower(text)
     if _HAS_DIGIT.search(text):
         masks = _masks(text, low)
+        index = _mask_index(masks)
+        chunk, reached = 0, 0  # the glued token around ``reached`` begins at ``chunk``
         for m in _DIGITS.finditer(low):
-            if masks and _masked(m.start(), m.end(), masks):
+            start = m.start()
+            if _RIGHT.match(low, reached, start).end() < start:  # a break since ``reached``
+                chunk = _chunk_start(low, start)
+            reached = start  # each character is looked at O(1) times: linear in the text
+            if masks and _masked(start, m.end(), index):
                 continue
-            mention = _digit_number(low, m)
+            mention = _digit_number(low, m, chunk)
             if mention is not None:
                 found.append(mention)
     consumed = 0
