@@ -41,8 +41,14 @@ def _popen(
     cmd = [*(netns or ()), sys.executable, "-I", "-B", "-c", _BOOT, str(_PACKAGE_DIR)]
     return subprocess.Popen(
         [*cmd, *args], pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        cwd="/", env=_clean_env(), start_new_session=True, **kw,
+        cwd="/", env=_clean_env() | _knobs(), start_new_session=True, **kw,
     )  # fmt: skip
+
+
+def _knobs() -> dict[str, str]:
+    """The settings a sandbox interpreter reads itself (its environment is otherwise clean)."""
+    off = os.environ.get("AGENTWORLD_SANDBOX_CONFINE") == "0"
+    return {"AGENTWORLD_SANDBOX_CONFINE": "0"} if off else {}
 
 
 def _runtime_main(argv: list[str]) -> None:

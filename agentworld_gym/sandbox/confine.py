@@ -55,6 +55,8 @@ _DENIED = (
 )
 """System calls refused with EPERM (clone3 with ENOSYS: libc then falls back to clone)."""
 
+_HOST = "/.host"
+"""Where the staged root keeps the host's tree until the job's folder is bound from it."""
 TMP_MB = 16
 """Size of a sandbox's private ``/tmp``."""
 
@@ -67,6 +69,9 @@ def prepare() -> None:
 
     Failures are remembered, not raised: a child then reports confinement as unavailable.
     """
+    if os.environ.get("AGENTWORLD_SANDBOX_CONFINE") == "0":
+        _state["error"] = "turned off by AGENTWORLD_SANDBOX_CONFINE=0"
+        return
     if os.geteuid() != 0 or not sys.platform.startswith("linux"):
         _state["error"] = "kernel confinement needs root (or a user namespace) on Linux"
         return
@@ -192,6 +197,12 @@ def stage() -> None:
         for device in _DEVICES:
             if os.path.exists("/dev/" + device):
                 _bind("/dev/" + device, root, _MS_NOSUID | _MS_NOEXEC)
+        os.mkdir(root + _HOST)  # the host's tree, kept until the job names its folder
+        _mount("/", root + _HOST, None, _MS_BIND | _MS_REC)
+        os.chdir(root)
+        _check(libc.syscall(_SYS_PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
+        _check(libc.umount2(b".", _MNT_DETACH), "umount of the old root")
+        os.chdir("/")
     except OSError as exc:
         _state["error"] = str(exc)
         return
@@ -199,16 +210,20 @@ def stage() -> None:
 
 
 def enter(workdir: str) -> None:
-    """As root: mount the working folder into the staged root and make it ``/``."""
+    """As root: mount the working folder into the staged root, then hide the host for good.
+
+    Only mounts happen here, no unmount: an unmount waits for an RCU grace period (up to
+    milliseconds under load), so :func:`stage` did the one it needs before the job came.
+    """
     stage()
     if _state["error"]:
         raise OSError(errno.ENOSYS, _state["error"])
-    libc, root = _state["libc"], _state["root"]
-    _bind(workdir, root, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-    os.chdir(root)
-    _check(libc.syscall(_SYS_PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
-    _check(libc.umount2(b".", _MNT_DETACH), "umount of the old root")
-    os.chdir("/")
+    os.makedirs(workdir, exist_ok=True)  # a mount point in our own root tmpfs
+    _mount(_HOST + workdir, workdir, None, _MS_BIND)
+    _mount(None, workdir, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    # an empty read-only tmpfs over the host's tree: without capabilities (and with umount
+    # refused by seccomp) nothing can take it off again
+    _mount("tmpfs", _HOST, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k")
     _mount(None, "/", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
     os.chdir(workdir)
 

@@ -7,6 +7,7 @@ status and CPU time, which only it can see.
 
 from __future__ import annotations
 
+import collections
 import errno
 import os
 import select
@@ -19,30 +20,38 @@ from agentworld_gym.sandbox import confine
 from agentworld_gym.sandbox.isolation import _detach
 from agentworld_gym.sandbox.program import _serve
 
+SPARES = 2
+"""Spare children kept ready: a burst of sandboxes does not wait for one to be built."""
+
 
 def _zygote_main(sock_fd: int) -> None:
     """Forkserver loop: ``F`` + two fds -> a sandbox child's pid; ``S`` + pid -> its exit status.
 
-    A *spare* child is forked ahead of each request, so that serving one is a hand-over of two
-    file descriptors rather than a fork.
+    *Spare* children are forked ahead of requests (and build their confined root while they
+    wait), so that serving one is a hand-over of two file descriptors rather than a fork.
     """
     sock = socket.socket(fileno=sock_fd)
-    parent, exits, spare, next_spare = os.getppid(), {}, None, 0.0
+    parent, exits, next_spare = os.getppid(), {}, 0.0
+    spares: collections.deque[tuple[int, socket.socket]] = collections.deque()
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)  # SIGCHLD wakes the loop, so killed children are reaped at once
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     sock.sendall(b"R")
     while os.getppid() == parent:  # the trainer died: so do we (and our idle children, by EOF)
         _reap(exits)
-        if spare is not None and spare[0] in exits:
-            spare = None
-        want_spare = spare is None and time.monotonic() >= next_spare
+        for dead in [s for s in spares if s[0] in exits]:
+            spares.remove(dead)
+            dead[1].close()
+        want_spare = len(spares) < SPARES and time.monotonic() >= next_spare
         ready = select.select([sock, wake_r], [], [], 0 if want_spare else 1.0)[0]
         if wake_r in ready:
             os.read(wake_r, 4096)
         if sock not in ready:
-            if want_spare and (spare := _fork_spare()) is None:
-                next_spare = time.monotonic() + 1.0  # fork failed (EAGAIN?): retry later
+            if want_spare:
+                if (spare := _fork_spare()) is None:
+                    next_spare = time.monotonic() + 1.0  # fork failed (EAGAIN?): retry later
+                else:
+                    spares.append(spare)
             continue
         try:
             msg, fds, _, _ = socket.recv_fds(sock, 64, 2)
@@ -51,7 +60,7 @@ def _zygote_main(sock_fd: int) -> None:
         if not msg:
             return
         if msg == b"F" and len(fds) == 2:
-            pid, spare = _hand_over(spare, fds), None
+            pid = _hand_over(spares.popleft() if spares else None, fds)  # the oldest: ready
             sock.sendall(struct.pack("!q", pid))
             continue
         for fd in fds:

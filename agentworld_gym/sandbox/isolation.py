@@ -120,8 +120,7 @@ def _detach(keep: set[int]) -> None:
 def _setup_child(init: dict[str, Any]) -> dict[str, Any]:
     """Apply every isolation layer, in order; return the layers that took effect."""
     global _LIBC
-    workdir = os.path.realpath(init["workdir"])
-    os.chdir(workdir)
+    workdir = init["workdir"]  # resolved by the parent: a staged child no longer sees the host
     os.environ.clear()
     os.environ.update(_clean_env(home=workdir), TMPDIR=workdir, **init["env"])
     tempfile.tempdir = workdir
@@ -149,6 +148,7 @@ def _setup_child(init: dict[str, Any]) -> dict[str, Any]:
         confine.enter(workdir)
         kernel = "namespace"
     except OSError as exc:
+        os.chdir(workdir)
         if not init.get("unconfined"):
             refused = (
                 f"kernel confinement is unavailable ({exc.strerror or exc}); refusing to run "

@@ -53,7 +53,8 @@ def _init_message(
     fields["confine"] = os.environ.get("AGENTWORLD_SANDBOX_CONFINE") != "0"
     fields["unconfined"] = os.environ.get("AGENTWORLD_SANDBOX_UNCONFINED") == "1"
     compiled = {name: _compiled(name, source) for name, source in sources.items()}
-    message = {"workdir": str(workdir), "env": env, "sources": sources, "compiled": compiled}
+    folder = os.path.realpath(workdir)
+    message = {"workdir": folder, "env": env, "sources": sources, "compiled": compiled}
     return _frame(_dumps({**message, **fields}))
 
 

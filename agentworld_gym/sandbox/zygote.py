@@ -80,8 +80,8 @@ class _Zygote:
 
 
 _ZYGOTE_LOCK = threading.Lock()
-_ZYGOTES: dict[bool, _Zygote] = {}  # network allowed? -> its zygote
-_ZYGOTE_BROKEN: set[bool] = set()
+_ZYGOTES: dict[tuple[bool, bool], _Zygote] = {}  # (network allowed?, confined?) -> its zygote
+_ZYGOTE_BROKEN: set[tuple[bool, bool]] = set()
 
 
 def _after_fork_in_child() -> None:
@@ -99,19 +99,20 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 def _zygote_for(network: bool) -> _Zygote | None:
     if os.environ.get("AGENTWORLD_SANDBOX_ZYGOTE") == "0":
         return None
+    key = (network, os.environ.get("AGENTWORLD_SANDBOX_CONFINE") != "0")
     with _ZYGOTE_LOCK:
-        zygote = _ZYGOTES.pop(network, None)
+        zygote = _ZYGOTES.pop(key, None)
         if zygote is not None and zygote.alive():
-            _ZYGOTES[network] = zygote
+            _ZYGOTES[key] = zygote
             return zygote
         if zygote is not None:
             zygote.close()
-        if network in _ZYGOTE_BROKEN:
+        if key in _ZYGOTE_BROKEN:
             return None
         try:
-            _ZYGOTES[network] = zygote = _Zygote(None if network else _netns_prefix())
+            _ZYGOTES[key] = zygote = _Zygote(None if network else _netns_prefix())
         except (SandboxError, OSError) as exc:
-            _ZYGOTE_BROKEN.add(network)
+            _ZYGOTE_BROKEN.add(key)
             warnings.warn(f"{exc}; starting one interpreter per sandbox instead", stacklevel=4)
             return None
         return zygote
@@ -120,6 +121,6 @@ def _zygote_for(network: bool) -> _Zygote | None:
 def _drop_zygote(network: bool, zygote: _Zygote) -> None:
     """Forget a dead or stuck zygote; the next sandbox starts a new one."""
     with _ZYGOTE_LOCK:
-        if _ZYGOTES.get(network) is zygote:
-            del _ZYGOTES[network]
+        for key in [k for k, known in _ZYGOTES.items() if known is zygote]:
+            del _ZYGOTES[key]
     zygote.close()
