@@ -23,7 +23,9 @@ Counted per generator, all of which must stay 0:
   end of each episode).
 
 ``ok calls`` (tool calls that succeeded) and ``terminated`` (episodes ended by a final answer,
-each verified) show that the success paths are exercised too.
+each verified) show that the success paths are exercised too; ``slow`` counts steps over
+``SLOW_S`` (informational, since it depends on the machine's load), and the slowest step is
+printed with its action.
 
 Runs on ``--workers`` processes (one environment per task, load-balanced); prints the table,
 the first examples of any failure, and actions/s.
@@ -52,7 +54,9 @@ import orjson
 RELEASE_SAMPLE = Path("/work/shared/fixtures/agentworld_release_sample")
 RELEASE_ENV = "9900001"
 """The well-behaved release sample (Harbor Tasks); the Trap Box's tools hang by design."""
-COUNTS = ("actions", "raised", "changed", "non-text", "bad chat", "ok calls", "terminated")
+COUNTS = ("actions", "raised", "changed", "non-text", "bad chat", "ok calls", "terminated", "slow")
+SLOW_S = 1.0
+"""A step slower than this is counted as ``slow`` (informational: it depends on the load)."""
 
 
 # -- generators ------------------------------------------------------------------------------
@@ -432,6 +436,24 @@ def gen_submit_odd(ctx: Context) -> Any:
     return call("submit", arguments)
 
 
+def gen_long_text(ctx: Context) -> Any:
+    """Long inputs that once made a parser or the answer reader backtrack (1k-99k chars)."""
+    size = ctx.rng.choice([1_000, 5_000, 20_000, 99_000])
+    unit = ctx.rng.choice(
+        ["1a-", "2024-01-01 ", " ", "1,", "1.", "$1", "three ", "\n", "1:", '"', "a", "-", "[", "{"]
+    )
+    body = unit * (size // len(unit))
+    shape = ctx.rng.random()
+    if shape < 0.4:
+        return body
+    if shape < 0.6:
+        return "```" + body
+    if shape < 0.8:
+        return "<tool_call>" + body
+    name, _ = ctx.tool()
+    return call(name, {"q": body[: size // 2]})
+
+
 GENERATORS: dict[str, tuple[int, Callable[[Context], Any]]] = {
     "valid_call": (14, gen_valid_call),
     "write_surrogate": (10, gen_write_surrogate),
@@ -449,6 +471,7 @@ GENERATORS: dict[str, tuple[int, Callable[[Context], Any]]] = {
     "misc": (3, gen_misc),
     "final_surrogate": (2, gen_final_surrogate),
     "submit_odd": (3, gen_submit_odd),
+    "long_text": (1, gen_long_text),
 }
 """name → (weight, generator)."""
 
@@ -462,6 +485,7 @@ class Tally:
     examples: list[str] = field(default_factory=list)
     envs: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    slowest: tuple[float, str] = (0.0, "")
 
     def add(self, generator: str, what: str, example: str | None = None) -> None:
         self.counts.setdefault(generator, Counter())[what] += 1
@@ -474,6 +498,7 @@ class Tally:
         self.examples += other.examples[: 20 - len(self.examples)]
         self.envs += other.envs
         self.seconds += other.seconds
+        self.slowest = max(self.slowest, other.slowest)
 
     def total(self, what: str) -> int:
         return sum(c[what] for c in self.counts.values())
@@ -528,6 +553,7 @@ def fuzz_env(job: tuple[str, int, int]) -> Tally:
         generator = rng.choices(names, weights)[0]
         action = GENERATORS[generator][1](ctx)
         tally.add(generator, "actions")
+        stepped = time.perf_counter()
         try:
             obs, _, terminated, truncated, info = env.step(action)
         except Exception:
@@ -538,6 +564,11 @@ def fuzz_env(job: tuple[str, int, int]) -> Tally:
             )
             need_reset = True
             continue
+        seconds = time.perf_counter() - stepped
+        if seconds > SLOW_S:
+            tally.add(generator, "slow")
+        if seconds > tally.slowest[0]:
+            tally.slowest = (seconds, f"{env_id} {generator}: {_short(action)}")
         if not isinstance(obs, str):
             tally.add(generator, "non-text", f"{env_id} {generator}: obs {type(obs).__name__}")
         results = info.get("tool_results") or []
@@ -605,6 +636,7 @@ def print_table(tally: Tally, wall: float) -> None:
         f"({actions / max(wall, 1e-9):,.0f} actions/s; "
         f"{actions / max(tally.seconds, 1e-9):,.0f} per worker-second)"
     )
+    print(f"slowest step: {tally.slowest[0]:.3f} s ({tally.slowest[1]})")
 
 
 def main(argv: list[str] | None = None) -> int:
