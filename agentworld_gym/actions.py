@@ -38,7 +38,7 @@ from agentworld_gym.jsonsafe import (
     clean_text,
     depth_exceeds,
     preview,
-    to_json,
+    to_json_text,
     too_deep_text,
 )
 
@@ -120,10 +120,10 @@ def parse_action(action: Any, max_chars: int = 100_000) -> ParsedAction:
         return _parse_text(clean_text(action))
     if isinstance(action, dict | list | tuple):
         try:
-            value = to_json(action, "action")
+            value, size = to_json_text(action, "action")
         except JSONValueError as exc:
             raise ActionParseError(f"Action refused: {exc}") from None
-        _check_length(len(orjson.dumps(value)), max_chars, " as JSON")
+        _check_length(size, max_chars, " as JSON")
         return _parse_json_value(value, raw="")
     raise ActionParseError(
         "Expected the action as text (or an OpenAI message dict), got "

@@ -86,6 +86,16 @@ def _where(path: tuple[Any, ...]) -> str:
     return "".join(parts).lstrip(".")
 
 
+def to_json_text(value: Any, root: str = "action", max_depth: int = MAX_DEPTH) -> tuple[Any, int]:
+    """:func:`to_json` and the length of its JSON encoding (for size limits), in one pass on
+    the common path."""
+    fast = _fast_copy(value, max_depth)
+    if fast is not None:
+        return fast
+    plain = to_json(value, root, max_depth)
+    return plain, len(orjson.dumps(plain))
+
+
 def to_json(value: Any, root: str = "action", max_depth: int = MAX_DEPTH) -> Any:
     """A plain-JSON copy of ``value`` (see the module docstring for what is normalised).
 
@@ -156,20 +166,39 @@ def to_json(value: Any, root: str = "action", max_depth: int = MAX_DEPTH) -> Any
     return holder[0]
 
 
-def _fast_copy(value: Any, max_depth: int) -> tuple[Any] | None:
+def _fast_copy(value: Any, max_depth: int) -> tuple[Any, int] | None:
     """orjson's round trip when it is certainly faithful (the common case), else ``None``.
 
     orjson refuses surrogates, non-string keys, big integers, sets and depth > 255 by itself,
-    but writes NaN as null and nests up to 255: those cases take the careful walk.
+    but writes NaN and ±Infinity as null and nests up to 255: those cases take the careful
+    walk (a ``null`` in the output, as OpenAI messages' ``"content": null``, only costs a scan
+    of the value's floats).
     """
     try:
         data = orjson.dumps(value, option=_STRICT)
     except TypeError:
         return None
-    if b"null" in data or data.count(b"[") + data.count(b"{") > max_depth:
-        if b"null" in data or depth_exceeds(orjson.loads(data), max_depth):
-            return None
-    return (orjson.loads(data),)
+    if b"null" in data and _has_nonfinite(value):
+        return None
+    copy = orjson.loads(data)
+    if data.count(b"[") + data.count(b"{") > max_depth and depth_exceeds(copy, max_depth):
+        return None
+    return copy, len(data)
+
+
+def _has_nonfinite(value: Any) -> bool:
+    """Whether a value orjson could write holds NaN or ±Infinity (iteratively)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
 
 
 def depth_exceeds(value: Any, max_depth: int = MAX_DEPTH) -> bool:
