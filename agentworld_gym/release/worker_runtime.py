@@ -23,7 +23,6 @@ contract (``MCP_DB_DIR`` files, wall-clock reads):
 
 from __future__ import annotations
 
-import copy
 import datetime as _dt
 import os
 import random
@@ -224,63 +223,19 @@ def _function(module: str, function: str) -> Any:
     return fn
 
 
-# -- episode boundaries without a new process ----------------------------------------------------
-_snapshot: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-
-
-def _tool_modules() -> dict[str, Any]:
-    return {
-        name: module
-        for name, module in list(sys.modules.items())
-        if name.startswith("aw_") and name != "aw_runtime"
-    }
-
-
-def _capture_modules() -> None:
-    """Remember every tool module's globals as loaded (containers deep-copied)."""
-    for name, module in _tool_modules().items():
-        names = dict(vars(module))
-        containers = {}
-        for key, value in names.items():
-            if type(value) in (list, dict, set, bytearray) and not key.startswith("__"):
-                try:
-                    containers[key] = copy.deepcopy(value)
-                except Exception:  # noqa: BLE001 - an uncopyable value stays as it is
-                    pass
-        _snapshot[name] = (names, containers)
-
-
-def _reset_modules() -> None:
-    """Give every tool module its globals as loaded: module state never leaks between episodes
-    (counters, caches); state hidden elsewhere (another module, the heap) needs a new process."""
-    for name, (names, containers) in _snapshot.items():
-        module = sys.modules.get(name)
-        if module is None:
-            continue
-        namespace = vars(module)
-        namespace.clear()
-        namespace.update(names)
-        namespace.update({key: copy.deepcopy(value) for key, value in containers.items()})
-
-
 def dispatch(
     module: str,
     function: str,
     kwargs: dict[str, Any],
     now: float,
     seed: str,
-    fresh: bool = False,
 ) -> dict[str, Any]:
     """Call one tool at the pinned time ``now``; return its value and the files it wrote.
 
-    ``fresh`` marks the first call of a new episode on a reused process: module state is reset.
-    A result the sandbox then refuses (too large, not JSON) is not undone here: the parent
-    rebuilds the folder from the episode's database after any failure of that kind.
+    The process serves one episode (module state dies with it). A result the sandbox then
+    refuses (too large, not JSON) is not undone here: the parent rebuilds the folder from the
+    episode's database after any failure of that kind.
     """
-    if not _snapshot:
-        _capture_modules()
-    elif fresh:
-        _reset_modules()
     _state["now"] = now
     random.seed(seed)
     value, written = _call_guarded(_function(module, function), kwargs, always_undo=False)

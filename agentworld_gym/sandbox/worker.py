@@ -55,6 +55,7 @@ class SandboxWorker:
         self._env, self._limits, self._workdir = dict(env or {}), limits, Path(workdir)
         self._proc: _Proc | None = None
         self._pending: _Proc | None = None  # started, its load reply not read yet
+        self._init: bytes | None = None  # the init message: the same for every process
         self._isolation: dict[str, Any] = {}
         self._load_errors: dict[str, str] = {}
         self._lock, self._closed = threading.Lock(), False
@@ -112,16 +113,16 @@ class SandboxWorker:
             raise SandboxError(f"the worker's working folder {self._workdir} is not a directory")
         plan = _user_plan(self._workdir)
         _give_to(self._workdir, plan)
-        limits = self._limits
-        init = _init_message(
-            self._workdir.resolve(),
-            self._sources,
-            self._env,
-            limits=limits,
-            oneshot=False,
-            user=plan,
-        )
-        return _Proc(limits.network, preload=init)
+        if self._init is None:  # sources can be large: encoded once, not per episode
+            self._init = _init_message(
+                self._workdir.resolve(),
+                self._sources,
+                self._env,
+                limits=self._limits,
+                oneshot=False,
+                user=plan,
+            )
+        return _Proc(self._limits.network, preload=self._init)
 
     def _handshake(self, proc: _Proc, started: float) -> SandboxResult | None:
         """Finish sending the init message and read the load reply."""
@@ -169,9 +170,9 @@ class SandboxWorker:
         with self._lock:
             self._stop()
             if workdir is not None:
-                self._workdir = Path(workdir)
+                self._workdir, self._init = Path(workdir), None
             if env is not None:
-                self._env = dict(env)
+                self._env, self._init = dict(env), None
 
     def close(self) -> None:
         """Kill the worker process; later calls raise :class:`SandboxError`."""
