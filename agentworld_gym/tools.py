@@ -136,7 +136,8 @@ class Tool:
         self.fn = fn
         self.writes = spec.kind != "read"
         params = spec.parameters or {"type": "object", "properties": {}}
-        self._properties: list[str] = list(params.get("properties", {}))
+        # ordered for messages, hashed for the unknown-argument check (schemas of 600+ names)
+        self._properties: dict[str, None] = dict.fromkeys(params.get("properties", {}))
         self._closed = params.get("additionalProperties", False) is False
         self._validate: Callable[[Any], Any] | None = None
 
@@ -171,7 +172,7 @@ class Tool:
                     )
                 hints = []
                 for name in extra:
-                    close = difflib.get_close_matches(name, self._properties, n=1)
+                    close = difflib.get_close_matches(name, list(self._properties), n=1)
                     hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
                 raise ToolArgumentError(
                     f"Invalid arguments for {self.name}: unexpected argument "

@@ -37,6 +37,7 @@ import gymnasium as gym
 import orjson
 
 from agentworld_gym.actions import SUBMIT_TOOL
+from agentworld_gym.validation import compile_validator
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|“([^”\n]{1,120})”")
@@ -207,7 +208,7 @@ class ToolMenu:
         self.required: list[str] = [p for p in params.get("required", []) if p in self.properties]
         self.optional = [p for p in self.properties if p not in self.required]
         try:
-            self._validate = fastjsonschema.compile(params, use_default=False)
+            self._validate = compile_validator(params)  # the env's own (split for big schemas)
         except fastjsonschema.JsonSchemaDefinitionException:
             self._validate = None
 
