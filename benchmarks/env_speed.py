@@ -1,152 +1,193 @@
-"""Environment hot-path speed: reset, step (read / write / invalid), verification.
+"""Environment hot-path speed: reset, each tool's step in its gold context, verification.
 
-    python benchmarks/env_speed.py [--env notion] [--n 2000]
+    python benchmarks/env_speed.py [--env notion] [--n 500] [--pin] [--compare ../other]
 
-Runs on one core (pinned with ``sched_setaffinity``) against the raw env, and prints a table of
-median / p99 latencies and throughputs. The read and write calls are taken from the
-environment's own gold solutions (one row per distinct tool), so any catalog environment can be
-measured; a call that fails when repeated in a fresh episode is marked "error path". Episodes
-restart every 30 steps so the chat history stays realistic; a "turn 200+" row times the
-cheapest read call at turns 201-230 of an episode, where any per-step cost that grows with the
-history would show. Targets for notion on one core of a 2-core laptop-class CPU: point-read
-step < 25 µs, reset < 200 µs, rubric verification < 1 ms.
+Every row is one named operation that *succeeds*, timed where a real episode performs it:
+
+- ``step read|write <tool>``: the tool's gold calls, cycling over every place a gold chain
+  uses it; before each sample the episode is reset to that task and the chain's earlier
+  calls are replayed (untimed), so each timed call is the gold call in its real context
+  (a write that succeeds once per episode is never repeated).
+- ``final answer + verify <kind>``: the ``submit`` step at the end of a replayed gold episode
+  (reward 1.0), i.e. the verification a trainer pays, not a fresh episode's.
+- ``step read <tool>, turn 200+``: the cheapest read at turns 201-230 of one episode, where
+  any per-step cost that grows with the chat history shows.
+- ``error path: ...`` rows time refused actions on purpose. A sample of a gold call that
+  fails goes to that tool's own ``(error path)`` row, decided per sample, never per row.
+
+Columns: CPU time of this thread (``time.thread_time_ns``) and wall time, median / p95 / mean
+in µs. The load line says how busy the machine was meanwhile. Nothing is pinned unless
+``--pin``. ``--compare CHECKOUT`` runs the same script on this tree and CHECKOUT in
+alternating rounds (``PYTHONPATH``) and prints other/this ratios.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import statistics
-import time
-from collections.abc import Callable
+import sys
+from typing import Any
 
-import agentworld_gym  # noqa: F401  (registers the catalog)
-from agentworld_gym.env import AgentWorldEnv
-from agentworld_gym.registry import load_spec
-from agentworld_gym.replay import replay_gold
-from agentworld_gym.spec import EnvSpec
+from benchlib import (
+    Load,
+    Series,
+    add_common_args,
+    answer_action,
+    gold_action,
+    gold_calls,
+    load_line,
+    package_line,
+    pin_if_asked,
+    play_prefix,
+    run_compare,
+    table,
+    timed,
+    timer_floor,
+    write_json,
+)
 
 LONG_EPISODE_TURN = 200
 """The long-episode row times steps from this turn on (30 of them per episode)."""
 
-
-def _timeit(
-    fn: Callable[[], object], n: int, setup: Callable[[], object] | None = None
-) -> list[int]:
-    samples = []
-    for _ in range(n):
-        if setup is not None:
-            setup()
-        t0 = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - t0)
-    samples.sort()
-    return samples
+Context = tuple[Any, int]
+"""(task, index of the gold call in its chain)."""
 
 
-def _pick_calls(env: AgentWorldEnv, limit: int = 32) -> tuple[list, list]:
-    """One concrete call per distinct read and write tool, from the replayed gold chains.
-
-    References to earlier outputs (``$0.id``) are resolved by replaying the chain once; the
-    call is then timed in a fresh episode of that task.
-    """
-    spec = env.spec_data
+def _contexts(spec: Any, ok_tasks: list[Any]) -> tuple[dict[str, list[Context]], dict]:
+    """Every place a gold chain calls each tool, reads and writes apart, by tool name."""
     kinds = {t.name: t.kind for t in spec.tools}
-    reads: dict[str, tuple[dict, str]] = {}
-    writes: dict[str, tuple[dict, str]] = {}
-    for task in spec.tasks:
-        if not replay_gold(env, task).ok:
+    found: dict[str, dict[str, list[Context]]] = {"read": {}, "write": {}}
+    for task in ok_tasks:
+        for i, call in enumerate(gold_calls(task)):
+            kind = "read" if kinds.get(call["name"]) == "read" else "write"
+            found[kind].setdefault(call["name"], []).append((task, i))
+    return found["read"], found["write"]
+
+
+def time_gold_calls(env: Any, tool: str, contexts: list[Context], n: int) -> tuple[Series, Series]:
+    """``n`` samples of ``tool``'s gold calls, each after its chain's prefix; ok vs failed."""
+    ok, failed = Series(tool), Series(f"{tool} (error path)")
+    for j in range(n):
+        task, i = contexts[j % len(contexts)]
+        outputs = play_prefix(env, task, i)
+        if outputs is None:
             continue
-        for message in env.messages:
-            for call in message.get("tool_calls", []):
-                fn = call["function"]
-                concrete = {"name": fn["name"], "arguments": json.loads(fn["arguments"])}
-                bucket = reads if kinds.get(fn["name"]) == "read" else writes
-                bucket.setdefault(fn["name"], (concrete, task.id))
-    return list(reads.values())[:limit], list(writes.values())[:limit]
+        action = gold_action(gold_calls(task)[i], outputs)
+        (_, _, _, _, info), cpu, wall = timed(lambda a=action: env.step(a))
+        (ok if info["tool_results"][0]["ok"] else failed).add(cpu, wall)
+    return ok, failed
 
 
-def _episodes(
-    env: AgentWorldEnv, task_id: str, turns: int = 30, warmup: tuple[str, int] = ("", 0)
-) -> Callable[[], None]:
-    """A setup hook that starts a fresh episode every ``turns`` steps (realistic history).
-
-    ``warmup = (action, k)`` plays ``action`` ``k`` times, untimed, after each reset, so that
-    the timed steps are turns ``k + 1`` to ``k + turns`` of an episode.
-    """
-    count = [turns]
-    action, steps = warmup
-
-    def setup() -> None:
-        if count[0] >= turns:
-            env.reset(options={"task_id": task_id})
-            for _ in range(steps):
-                env.step(action)
-            count[0] = 0
-        count[0] += 1
-
-    return setup
+def time_verify(env: Any, tasks: list[Any], n: int) -> tuple[Series, Series]:
+    """The final answer at the end of each task's replayed gold episode (cycled)."""
+    ok, failed = Series("ok"), Series("failed")
+    for j in range(n):
+        task = tasks[j % len(tasks)]
+        if play_prefix(env, task, len(gold_calls(task))) is None:
+            continue
+        action = answer_action(task)
+        (_, reward, terminated, _, _), cpu, wall = timed(lambda a=action: env.step(a))
+        (ok if terminated and reward >= 1.0 - 1e-9 else failed).add(cpu, wall)
+    return ok, failed
 
 
-def _row(name: str, samples: list[int], unit: str = "µs") -> str:
-    med = statistics.median(samples) / 1e3
-    p99 = samples[int(len(samples) * 0.99) - 1] / 1e3
-    per_s = 1e6 / med if med else float("inf")
-    return f"| {name:<44} | {med:>10.1f} | {p99:>10.1f} | {per_s:>12,.0f} |"
+def time_in_episode(
+    env: Any, action: str, task: Any, n: int, warmup: int = 0, turns: int = 30
+) -> Series:
+    """``action`` repeated at turns ``warmup+1 .. warmup+turns`` of episodes of ``task``."""
+    series = Series(action)
+    while len(series.cpu) < n:
+        env.reset(options={"task_id": task.id})
+        for _ in range(warmup):
+            env.step(action)
+        for _ in range(min(turns, n - len(series.cpu))):
+            series.add(*timed(lambda: env.step(action))[1:])
+    return series
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="notion", help="registered environment or env folder")
-    parser.add_argument("--n", type=int, default=2000, help="samples per row")
-    args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+def run(args: argparse.Namespace) -> tuple[list[dict], str]:
+    import os
+
+    import orjson
+
+    from agentworld_gym.env import AgentWorldEnv
+    from agentworld_gym.registry import load_spec
+    from agentworld_gym.replay import replay_gold
+    from agentworld_gym.spec import EnvSpec
 
     spec = EnvSpec.load(args.env) if os.path.isdir(args.env) else load_spec(args.env)
     env = AgentWorldEnv(spec, split="all", max_turns=10**9)
-    reads, writes = _pick_calls(env)
-    tool_name = spec.tools[0].name
-    bad_action = json.dumps({"name": tool_name, "arguments": {"no_such_argument": 1}})
-    rows = []
-
-    rows.append(_row("reset (seeded task draw)", _timeit(lambda: env.reset(seed=1), args.n)))
-    fastest_read: tuple[float, str, str, str] = (float("inf"), "", "", "")
-    for label, calls in (("read", reads), ("write", writes)):
-        for call, task_id in calls:
-            action = json.dumps(call)
-            env.reset(options={"task_id": task_id})
-            failed = not env.step(action)[4]["tool_results"][0]["ok"]
-            samples = _timeit(lambda a=action: env.step(a), args.n, _episodes(env, task_id))
-            note = " (error path)" if failed else ""
-            rows.append(_row(f"step {label} {call['name']}{note}", samples))
-            if label == "read" and not failed:
-                median = statistics.median(samples)
-                fastest_read = min(fastest_read, (median, call["name"], action, task_id))
-    if fastest_read[1]:  # the cheapest read shows a per-step cost growing with the history best
-        _, name, action, task_id = fastest_read
-        setup = _episodes(env, task_id, warmup=(action, LONG_EPISODE_TURN))
-        samples = _timeit(lambda: env.step(action), args.n, setup)
-        rows.append(_row(f"step read {name}, turn {LONG_EPISODE_TURN}+", samples))
-    for label, action in (("invalid arguments", bad_action), ("unknown tool", '{"name": "x"}')):
-        samples = _timeit(lambda a=action: env.step(a), args.n, _episodes(env, reads[0][1]))
-        rows.append(_row(f"step {label}", samples))
+    ok_tasks = [t for t in spec.tasks if gold_calls(t) and replay_gold(env, t).ok]
+    reads, writes = _contexts(spec, ok_tasks)
+    rows: list[dict] = [timer_floor().summary()]
+    reset = Series("reset (seeded task draw)")
+    for i in range(args.n):
+        reset.add(*timed(lambda s=i: env.reset(seed=s))[1:])
+    rows.append(reset.summary())
+    cheapest: tuple[float, str] = (float("inf"), "")
+    for kind, found in (("read", reads), ("write", writes)):
+        for tool, contexts in list(found.items())[: args.tools]:
+            ok, failed = time_gold_calls(env, tool, contexts, args.n)
+            ok.name, failed.name = f"step {kind} {ok.name}", f"step {kind} {failed.name}"
+            rows += [ok.summary()] + ([failed.summary()] if failed.cpu else [])
+            if kind == "read" and ok.cpu:
+                cheapest = min(cheapest, (ok.summary()["cpu_med"], tool))
+    if cheapest[1]:
+        task, i = reads[cheapest[1]][0]
+        outputs = play_prefix(env, task, i)
+        action = gold_action(gold_calls(task)[i], outputs or [])
+        series = time_in_episode(env, action, task, args.n, warmup=LONG_EPISODE_TURN)
+        series.name = f"step read {cheapest[1]}, turn {LONG_EPISODE_TURN}+"
+        rows.append(series.summary())
+    first_task = ok_tasks[0] if ok_tasks else spec.tasks[0]
+    bad_args = orjson.dumps({"name": spec.tools[0].name, "arguments": {"no_such_arg": 1}})
+    for label, action in (
+        ("error path: invalid arguments", bad_args.decode()),
+        ("error path: unknown tool", '{"name": "x"}'),
+    ):
+        series = time_in_episode(env, action, first_task, args.n)
+        series.name = label
+        rows.append(series.summary())
     for kind in ("rubric", "script"):
-        task = next((t for t in spec.tasks if t.verifier.get("type") == kind), None)
-        if task is None:
+        tasks = [t for t in ok_tasks if t.verifier.get("type") == kind]
+        if not tasks:
             continue
-        n = args.n if kind == "rubric" else max(20, args.n // 50)
-        env.reset(options={"task_id": task.id})
-        rows.append(_row(f"verify {kind} ({task.id})", _timeit(lambda: env.verify("42"), n)))
-
-    print(
-        f"\n{spec.gym_id}: {len(spec.tools)} tools, "
-        f"{sum(spec.database.count(c) for c in spec.database.collections)} records, one core\n"
+        n = args.n if kind == "rubric" else max(10, args.n // 50)
+        ok, failed = time_verify(env, tasks, n)
+        ok.name = f"final answer + verify {kind} (end of gold episode)"
+        failed.name = f"final answer + verify {kind} (error path: reward < 1)"
+        rows += [ok.summary()] + ([failed.summary()] if failed.cpu else [])
+    records = sum(spec.database.count(c) for c in spec.database.collections)
+    title = (
+        f"{spec.gym_id}: {len(spec.tools)} tools, {records} records, "
+        f"{len(ok_tasks)}/{len(spec.tasks)} gold chains replay to 1.0"
     )
-    print(f"| {'operation':<44} | {'median µs':>10} | {'p99 µs':>10} | {'per second':>12} |")
-    print(f"|{'-' * 46}|{'-' * 12}|{'-' * 12}|{'-' * 14}|")
-    print("\n".join(rows))
+    if cheapest[1]:
+        title += f"; cheapest read step {cheapest[0]:.1f} µs CPU median ({cheapest[1]})"
+    return rows, title
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n", 2)[2],
+    )
+    parser.add_argument("--env", default="notion", help="registered environment or env folder")
+    parser.add_argument("--n", type=int, default=500, help="samples per row")
+    parser.add_argument("--tools", type=int, default=32, help="at most this many tools per kind")
+    add_common_args(parser)
+    args = parser.parse_args()
+    if args.compare:
+        run_compare(__file__, sys.argv[1:], args.compare, args.rounds)
+        return
+    pinned = pin_if_asked(args)
+    import agentworld_gym  # noqa: F401  (registers the catalog)
+
+    with Load() as load:
+        rows, title = run(args)
+    print(f"\n{title}\n{package_line()}; {pinned}; µs per operation\n{load_line(load.as_dict())}\n")
+    print(table(rows))
+    write_json(args.json, rows, load.as_dict(), title=title, package=package_line())
 
 
 if __name__ == "__main__":
