@@ -62,6 +62,16 @@ class _Base:
         return self._snapshot_json
 
 
+def _group(
+    db: Database, collection: str, key: Callable[[Record], Any]
+) -> dict[Any, list[tuple[str, Record]]]:
+    pk = db.primary_key(collection)
+    groups: dict[Any, list[tuple[str, Record]]] = {}
+    for rec in db.scan(collection):
+        groups.setdefault(key(rec), []).append((str(rec[pk]), rec))
+    return groups
+
+
 def _snapshot(records: Mapping[str, Mapping[str, Record]], documents: Mapping[str, Any]):
     state: dict[str, Any] = {name: list(recs.values()) for name, recs in records.items()}
     state.update(documents)
@@ -211,6 +221,40 @@ class Database:
                 rec = current(key, None)
                 if rec is not _DELETED:
                     yield rec
+
+    def where(
+        self, collection: str, index: str, key: Callable[[Record], Any], value: Any
+    ) -> list[Record]:
+        """The records with ``key(record) == value`` (read-only), in no promised order.
+
+        The initial state is grouped by ``key`` once, under the name ``index``, and shared by
+        every episode; only the records this episode changed are looked at again. A lookup by
+        parent (a database's pages, a block's children) thus costs its hits, not a scan.
+        """
+        groups = self.memo(f"where:{collection}:{index}", lambda db: _group(db, collection, key))
+        hits = groups.get(value)
+        touched = self._touched(collection)
+        if not touched:
+            return [rec for _, rec in hits] if hits else []
+        out = [rec for k, rec in hits if k not in touched] if hits else []
+        for k in touched:
+            rec = self.get(collection, k)
+            if rec is not None and key(rec) == value:
+                out.append(rec)
+        return out
+
+    def _touched(self, collection: str) -> dict[str, Any]:
+        """Keys this episode wrote in ``collection`` (committed or in the open transaction)."""
+        committed = self._committed.get(collection)
+        txn = self._txn.get(collection) if self._txn is not None else None
+        if not txn:
+            return committed or {}
+        return {**committed, **txn} if committed else txn
+
+    def initial(self, collection: str, key: Any) -> Record | None:
+        """The record ``key`` of the shared initial state (what ``get`` gives if unchanged)."""
+        base = self._base.records.get(collection)
+        return base.get(str(key)) if base is not None else None
 
     def count(self, collection: str) -> int:
         return sum(1 for _ in self.scan(collection))

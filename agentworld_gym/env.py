@@ -36,7 +36,7 @@ from agentworld_gym.errors import ActionParseError, AgentWorldError, ToolError, 
 from agentworld_gym.jsonsafe import clean_text, preview
 from agentworld_gym.spaces import TextSpace
 from agentworld_gym.spec import EnvSpec, TaskSpec
-from agentworld_gym.tools import Toolbox, ToolContext
+from agentworld_gym.tools import Encoded, Toolbox, ToolContext
 from agentworld_gym.verifiers import (
     CallRecord,
     Episode,
@@ -65,6 +65,8 @@ def dumps(value: Any) -> str:
     """JSON text of a tool result (compact; falls back to ASCII escapes for odd Unicode)."""
     if isinstance(value, str):
         return clean_text(value)
+    if type(value) is Encoded:  # cached JSON fragments: valid JSON, written as they are
+        return value.json().decode()
     try:
         return orjson.dumps(value).decode()
     except TypeError:
@@ -367,7 +369,9 @@ class AgentWorldEnv(gym.Env[str, str]):
                     )
                 if call.error is not None:
                     raise call.error
-                text = dumps(self._shared.toolbox.call(self._ctx, call.name, call.arguments))
+                text = dumps(
+                    self._shared.toolbox.call(self._ctx, call.name, call.arguments, encoded=True)
+                )
             except ToolError as exc:
                 ok, error = False, exc.code
                 text = dumps(exc.payload())

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import fastjsonschema
+import orjson
 
 from agentworld_gym.database import Database
 from agentworld_gym.errors import (
@@ -40,7 +41,30 @@ from agentworld_gym.validation import compile_validator
 logger = logging.getLogger(__name__)
 
 ToolFn = Callable[..., Any]
-"""``fn(ctx, **arguments) -> JSON-serialisable result``."""
+"""``fn(ctx, **arguments) -> JSON-serialisable result`` (or an :class:`Encoded` one)."""
+
+
+class Encoded:
+    """A tool result with pre-encoded JSON inside (``orjson.Fragment`` values).
+
+    A tool that serves the same large records call after call (a database query's pages)
+    caches each record's JSON once and returns the list assembled from those fragments, so a
+    step writes its observation without re-serialising them. ``Toolbox.call`` hands callers
+    that read results the plain value (:meth:`plain`); ``env.step`` asks for it as it is.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def json(self) -> bytes:
+        """The result's JSON text."""
+        return orjson.dumps(self.value)
+
+    def plain(self) -> Any:
+        """The result as plain JSON values (dicts, lists, ...), decoded from :meth:`json`."""
+        return orjson.loads(orjson.dumps(self.value))
 
 
 @dataclass
@@ -263,8 +287,19 @@ class Toolbox:
             raise ToolNotFound(f"Unknown tool {name!r}.{hint}")
         return tool
 
-    def call(self, ctx: ToolContext, name: str, arguments: Any, *, strict: bool = False) -> Any:
+    def call(
+        self,
+        ctx: ToolContext,
+        name: str,
+        arguments: Any,
+        *,
+        strict: bool = False,
+        encoded: bool = False,
+    ) -> Any:
         """Run one tool call as a transaction and return its JSON-serialisable result.
+
+        ``encoded=True`` may return an :class:`Encoded` result as it is (the caller only
+        writes its JSON); by default it is decoded into plain values.
 
         Raises:
             ToolError: the agent's mistake or the API's in-band error; the state is unchanged.
@@ -277,9 +312,10 @@ class Toolbox:
         ctx.calls += 1
         try:
             if not tool.writes:
-                return tool.fn(ctx, **arguments)
-            with ctx.db.transaction():
-                return tool.fn(ctx, **arguments)
+                result = tool.fn(ctx, **arguments)
+            else:
+                with ctx.db.transaction():
+                    result = tool.fn(ctx, **arguments)
         except ToolError:
             raise
         except Exception as exc:
@@ -290,3 +326,6 @@ class Toolbox:
             raise ToolExecutionError(
                 f"Tool {name} failed with {type(exc).__name__}: {exc}"
             ) from exc
+        if type(result) is Encoded and not encoded:
+            return result.plain()
+        return result

@@ -70,3 +70,24 @@ def test_bad_records_are_rejected():
         Database({"items": [{"name": "no id"}]})
     with pytest.raises(SpecError, match="duplicate"):
         Database({"items": [{"id": 1}, {"id": "1"}]})
+
+
+def test_where_sees_the_episode_changes_through_a_shared_index(db):
+    def group(rec):
+        return rec["n"] % 2
+
+    ep = db.fork()
+    assert [r["id"] for r in ep.where("items", "parity", group, 1)] == ["a"]
+    moved = copy_record(ep.get("items", "b"))
+    moved["n"] = 5
+    ep.put("items", moved)
+    ep.insert("items", {"id": "c", "n": 7})
+    with ep.transaction():
+        ep.delete("items", "a")
+        inside = sorted(r["id"] for r in ep.where("items", "parity", group, 1))
+        assert inside == ["b", "c"]  # the open transaction counts
+    assert sorted(r["id"] for r in ep.where("items", "parity", group, 1)) == ["b", "c"]
+    assert ep.where("items", "parity", group, 0) == []
+    assert [r["id"] for r in db.fork().where("items", "parity", group, 1)] == ["a"]
+    assert ep.initial("items", "a") is db.get("items", "a")
+    assert ep.initial("items", "c") is None

@@ -607,3 +607,32 @@ def test_seed_shape():
             cur, d = blocks[cur["parent"]["block_id"]], d + 1
         depth[b["id"]] = d
     assert max(depth.values()) >= 3
+
+
+def test_queries_serve_cached_json_yet_see_the_episode_writes(spec, toolbox):
+    """Query and search answer from cached JSON of unchanged pages: a write shows at once in
+    its episode, never in the next one, and the env's text equals the plain result's JSON."""
+    import orjson
+
+    from agentworld_gym.tools import Encoded
+
+    first = ToolContext(db=spec.database.fork(), env_id="notion", task_id="a")
+    args = {"database_id": TASKS_DB}
+    before = toolbox.call(first, "API-post-database-query", args, strict=True)
+    raw = toolbox.call(first, "API-post-database-query", args, encoded=True)
+    assert isinstance(raw, Encoded) and orjson.loads(raw.json()) == before
+    page = before["results"][0]
+    title = [{"text": {"content": "Renamed in this episode"}}]
+    toolbox.call(
+        first,
+        "API-patch-page",
+        {"page_id": page["id"], "properties": {"Name": {"title": title}}},
+        strict=True,
+    )
+    after = toolbox.call(first, "API-post-database-query", args, strict=True)
+    assert "Renamed in this episode" in names(after)
+    found = toolbox.call(first, "API-post-search", {"query": "renamed in this"}, strict=True)
+    assert [r["id"] for r in found["results"]] == [page["id"]]
+    second = ToolContext(db=spec.database.fork(), env_id="notion", task_id="b")
+    assert toolbox.call(second, "API-post-database-query", args, strict=True) == before
+    assert toolbox.call(second, "API-post-search", {"query": "renamed in this"})["results"] == []

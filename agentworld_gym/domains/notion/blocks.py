@@ -20,12 +20,13 @@ from agentworld_gym.domains.notion.objects import (
     page_title,
     paginate,
     public,
+    public_listing,
     rich_text_from_request,
     touch,
     user_ref,
     validation_error,
 )
-from agentworld_gym.tools import ToolContext
+from agentworld_gym.tools import Encoded, ToolContext
 
 SEQ_GAP = 1024
 TEXT_BLOCKS = (
@@ -51,8 +52,8 @@ def children(ctx: ToolContext, parent_id: str, *, include_archived: bool = False
     """The blocks under a page or block, in display order."""
     found = [
         b
-        for b in ctx.db.scan("blocks")
-        if _parent_id(b) == parent_id and (include_archived or not b.get("archived"))
+        for b in ctx.db.where("blocks", "parent", _parent_id, parent_id)
+        if include_archived or not b.get("archived")
     ]
     return sorted(found, key=lambda b: (b.get("_seq", 0), b["id"]))
 
@@ -93,11 +94,11 @@ def page_as_block(page: dict[str, Any]) -> dict[str, Any]:
 
 def get_block_children(
     ctx: ToolContext, block_id: str, start_cursor: str | None = None, page_size: int | None = None
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     bid = normalize_id(block_id, "path.block_id")
     container(ctx, bid)
-    items = [public(b) for b in children(ctx, bid)]
-    return paginate(items, start_cursor, page_size, kind="block", where="query")
+    listing = paginate(children(ctx, bid), start_cursor, page_size, kind="block", where="query")
+    return public_listing(ctx.db, listing, "blocks")
 
 
 def retrieve_a_block(ctx: ToolContext, block_id: str) -> dict[str, Any]:

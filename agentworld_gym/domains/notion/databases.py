@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from agentworld_gym.domains.notion.blocks import insert_children, mark_edited
@@ -18,6 +19,7 @@ from agentworld_gym.domains.notion.objects import (
     notion_url,
     paginate,
     public,
+    public_listing,
     rich_text_from_request,
     touch,
     user_ref,
@@ -30,7 +32,7 @@ from agentworld_gym.domains.notion.properties import (
     property_id,
     resolve,
 )
-from agentworld_gym.tools import ToolContext
+from agentworld_gym.tools import Encoded, ToolContext
 
 STATUS_DEFAULT = (
     ("Not started", "default", "To-do"),
@@ -49,34 +51,40 @@ def post_database_query(
     page_size: int | None = None,
     archived: bool | None = None,
     in_trash: bool | None = None,
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     dbid = normalize_id(database_id, "path.database_id")
     database = find_database(ctx.db, dbid)
     schema = database["properties"]
     trashed = bool(archived or in_trash)
     pages = [
         p
-        for p in ctx.db.scan("pages")
-        if p.get("parent", {}).get("database_id") == dbid
-        and bool(p.get("archived") or p.get("in_trash")) == trashed
+        for p in ctx.db.where("pages", "database_id", _database_of, dbid)
+        if bool(p.get("archived") or p.get("in_trash")) == trashed
     ]
     if filter:
         predicate = compile_filter(filter, schema, ctx.now())
         pages = [p for p in pages if predicate(p)]
-    pages.sort(key=lambda p: p["id"])
-    pages.sort(key=lambda p: p["created_time"], reverse=True)
+    pages.sort(key=itemgetter("id"))  # ids are unique: with the next sort, a total order
+    pages.sort(key=itemgetter("created_time"), reverse=True)
     if sorts:
         pages = sort_pages(pages, sorts, schema)
+    listing = paginate(pages, start_cursor, page_size, kind="page_or_database")
     wanted = set(filter_properties or [])
+    if not wanted:
+        return public_listing(ctx.db, listing, "pages")
     out = []
-    for page in pages:
+    for page in listing["results"]:  # only the page of results returned is made public
         item = public(page)
-        if wanted:
-            item["properties"] = {
-                n: v for n, v in item["properties"].items() if n in wanted or v["id"] in wanted
-            }
+        item["properties"] = {
+            n: v for n, v in item["properties"].items() if n in wanted or v["id"] in wanted
+        }
         out.append(item)
-    return paginate(out, start_cursor, page_size, kind="page_or_database")
+    listing["results"] = out
+    return listing
+
+
+def _database_of(page: dict[str, Any]) -> Any:
+    return page.get("parent", {}).get("database_id")
 
 
 def retrieve_a_database(ctx: ToolContext, database_id: str) -> dict[str, Any]:

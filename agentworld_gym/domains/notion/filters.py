@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -103,9 +104,7 @@ def compile_filter(
             preds = [
                 compile_filter(p, schema, now, f"{where}.{op}[{i}]") for i, p in enumerate(parts)
             ]
-            if op == "and":
-                return lambda page: all(p(page) for p in preds)
-            return lambda page: any(p(page) for p in preds)
+            return _all(preds) if op == "and" else _any(preds)
     if "timestamp" in flt:
         return _timestamp_filter(flt, now, where)
     if "property" not in flt:
@@ -129,8 +128,28 @@ def compile_filter(
     if family is None:
         raise validation_error(f"Filtering on {prop['type']} properties is not supported.")
     cond, value = _condition(flt[kind], family, name, f"{where}.{kind}")
-    test = _TESTS[family]
-    return lambda page: test(page.get("properties", {}).get(name), cond, value, now)
+    test = _TESTS[family](cond, value, now)
+    return lambda page: test(page.get("properties", {}).get(name))
+
+
+def _all(preds: list[Predicate]) -> Predicate:
+    def test(page: dict[str, Any]) -> bool:
+        for pred in preds:
+            if not pred(page):
+                return False
+        return True
+
+    return test
+
+
+def _any(preds: list[Predicate]) -> Predicate:
+    def test(page: dict[str, Any]) -> bool:
+        for pred in preds:
+            if pred(page):
+                return True
+        return False
+
+    return test
 
 
 def _condition(obj: Any, family: str, name: str, where: str) -> tuple[str, Any]:
@@ -177,73 +196,103 @@ def _condition(obj: Any, family: str, name: str, where: str) -> tuple[str, Any]:
 
 
 # -- per-family tests ------------------------------------------------------------------------
-def _text(value, cond, arg, now):
-    inner = value.get(value["type"]) if value else None
-    text = plain(inner) if isinstance(inner, list) else (inner or "")
+# Each ``_family(cond, arg, now)`` returns the test of one property value, with what does not
+# depend on the page (the case-folded needle, the dashed uuid) worked out once per query.
+ValueTest = Callable[[Any], bool]
+
+
+def _text(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
+    def text_of(value: Any) -> str:
+        inner = value.get(value["type"]) if value else None
+        return plain(inner) if isinstance(inner, list) else (inner or "")
+
     if cond == "is_empty":
-        return text == ""
+        return lambda value: text_of(value) == ""
     if cond == "is_not_empty":
-        return text != ""
-    low, needle = text.casefold(), arg.casefold()
-    return {
-        "equals": text == arg,
-        "does_not_equal": text != arg,
-        "contains": needle in low,
-        "does_not_contain": needle not in low,
-        "starts_with": low.startswith(needle),
-        "ends_with": low.endswith(needle),
-    }[cond]
+        return lambda value: text_of(value) != ""
+    if cond == "equals":
+        return lambda value: text_of(value) == arg
+    if cond == "does_not_equal":
+        return lambda value: text_of(value) != arg
+    needle = arg.casefold()
+    if cond == "contains":
+        return lambda value: needle in text_of(value).casefold()
+    if cond == "does_not_contain":
+        return lambda value: needle not in text_of(value).casefold()
+    if cond == "starts_with":
+        return lambda value: text_of(value).casefold().startswith(needle)
+    return lambda value: text_of(value).casefold().endswith(needle)  # ends_with
 
 
-def _number(value, cond, arg, now):
-    num = value.get("number") if value else None
+_COMPARE = {
+    "equals": operator.eq,
+    "does_not_equal": operator.ne,
+    "greater_than": operator.gt,
+    "less_than": operator.lt,
+    "greater_than_or_equal_to": operator.ge,
+    "less_than_or_equal_to": operator.le,
+}
+
+
+def _number(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
     if cond in ("is_empty", "is_not_empty"):
-        return (num is None) == (cond == "is_empty")
-    if num is None:
-        return cond == "does_not_equal"
-    return {
-        "equals": num == arg,
-        "does_not_equal": num != arg,
-        "greater_than": num > arg,
-        "less_than": num < arg,
-        "greater_than_or_equal_to": num >= arg,
-        "less_than_or_equal_to": num <= arg,
-    }[cond]
+        empty = cond == "is_empty"
+        return lambda value: ((value.get("number") if value else None) is None) == empty
+    compare = _COMPARE[cond]
+    missing = cond == "does_not_equal"
+
+    def test(value: Any) -> bool:
+        num = value.get("number") if value else None
+        return missing if num is None else compare(num, arg)
+
+    return test
 
 
-def _checkbox(value, cond, arg, now):
-    checked = bool(value and value.get("checkbox"))
-    return checked == arg if cond == "equals" else checked != arg
+def _checkbox(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
+    if cond == "equals":
+        return lambda value: bool(value and value.get("checkbox")) == arg
+    return lambda value: bool(value and value.get("checkbox")) != arg
 
 
-def _select(value, cond, arg, now):
-    option = value.get(value["type"]) if value else None
-    name = option.get("name") if option else None
+def _select(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
+    def name_of(value: Any) -> Any:
+        option = value.get(value["type"]) if value else None
+        return option.get("name") if option else None
+
     if cond in ("is_empty", "is_not_empty"):
-        return (name is None) == (cond == "is_empty")
-    return name == arg if cond == "equals" else name != arg
+        empty = cond == "is_empty"
+        return lambda value: (name_of(value) is None) == empty
+    if cond == "equals":
+        return lambda value: name_of(value) == arg
+    return lambda value: name_of(value) != arg
 
 
-def _members(value, cond, arg, key):
-    items = (value or {}).get(key) or []
+def _members(key: str, field: str, cond: str, arg: Any) -> ValueTest:
+    """Tests of a list-valued property: ``value[key]`` is a list of objects with ``field``."""
     if cond in ("is_empty", "is_not_empty"):
-        return (not items) == (cond == "is_empty")
-    return any(arg == item for item in items) == (cond == "contains")
+        empty = cond == "is_empty"
+        return lambda value: (not ((value or {}).get(key) or [])) == empty
+    wanted = cond == "contains"
+
+    def test(value: Any) -> bool:
+        for item in (value or {}).get(key) or []:
+            if arg == item.get(field):
+                return wanted
+        return not wanted
+
+    return test
 
 
-def _multi_select(value, cond, arg, now):
-    names = [o.get("name") for o in (value or {}).get("multi_select") or []]
-    return _members({"m": names}, cond, arg, "m")
+def _multi_select(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
+    return _members("multi_select", "name", cond, arg)
 
 
-def _people(value, cond, arg, now):
-    ids = [u.get("id") for u in (value or {}).get("people") or []]
-    return _members({"m": ids}, cond, _uuid_like(arg), "m")
+def _people(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
+    return _members("people", "id", cond, _uuid_like(arg))
 
 
-def _relation(value, cond, arg, now):
-    ids = [r.get("id") for r in (value or {}).get("relation") or []]
-    return _members({"m": ids}, cond, _uuid_like(arg), "m")
+def _relation(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
+    return _members("relation", "id", cond, _uuid_like(arg))
 
 
 def _uuid_like(arg: Any) -> Any:
@@ -255,10 +304,12 @@ def _uuid_like(arg: Any) -> Any:
     return arg
 
 
-def _date(value, cond, arg, now):
-    date = (value or {}).get("date") if value and value.get("type") == "date" else None
-    start = date.get("start") if date else None
-    return date_test(start, cond, arg, now)
+def _date(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
+    def test(value: Any) -> bool:
+        date = (value or {}).get("date") if value and value.get("type") == "date" else None
+        return date_test(date.get("start") if date else None, cond, arg, now)
+
+    return test
 
 
 def date_test(start: str | None, cond: str, arg: Any, now: dt.datetime) -> bool:
@@ -309,7 +360,7 @@ def _add_months(day: dt.date, months: int) -> dt.date:
     raise AssertionError("unreachable")
 
 
-_TESTS = {
+_TESTS: dict[str, Callable[[str, Any, dt.datetime], ValueTest]] = {
     "text": _text,
     "number": _number,
     "checkbox": _checkbox,

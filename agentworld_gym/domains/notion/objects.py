@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import orjson
 
 from agentworld_gym.database import Database, copy_record
 from agentworld_gym.errors import ToolExecutionError
-from agentworld_gym.tools import ToolContext
+from agentworld_gym.tools import Encoded, ToolContext
 
 NAMESPACE = uuid.UUID("6f1c1f0e-3c55-4a52-9d2e-6e6f74696f6e")
 """uuid5 namespace of every seeded id (ids derived from names stay stable across builds)."""
@@ -113,6 +115,86 @@ def public(record: dict[str, Any]) -> dict[str, Any]:
     for key in [k for k in out if k.startswith("_")]:
         del out[key]
     return out
+
+
+class Derived:
+    """``make(record)`` computed once per record of the shared initial state.
+
+    Such a record never changes, so what is derived from it (its JSON, its folded title) is
+    kept for every call and episode, keyed by id and checked by identity; a record this
+    episode wrote is derived afresh. Make one per call (``Derived(db, ...)``), then call it
+    on each record.
+    """
+
+    __slots__ = ("_cache", "_db", "_collection", "_make")
+
+    def __init__(
+        self, db: Database, name: str, collection: str, make: Callable[[Any], Any]
+    ) -> None:
+        self._cache = db.memo(f"notion:{name}:{collection}", _new_cache)
+        self._db = db
+        self._collection = collection
+        self._make = make
+
+    def many(self, records: Sequence[dict[str, Any]]) -> list[Any]:
+        """``[self(r) for r in records]``, with the loop kept tight (a search's every page)."""
+        cache, out = self._cache, []
+        for record in records:
+            hit = cache.get(record.get("id"))
+            out.append(hit[1] if hit is not None and hit[0] is record else self(record))
+        return out
+
+    def __call__(self, record: dict[str, Any]) -> Any:
+        key = record.get("id")
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is record:
+            return hit[1]
+        value = self._make(record)
+        if self._db.initial(self._collection, key) is record:
+            self._cache[key] = (record, value)
+        return value
+
+
+def _new_cache(_: Database) -> dict[Any, tuple[dict[str, Any], Any]]:
+    return {}
+
+
+def public_json(db: Database, collection: str) -> Derived:
+    """``public(record)`` as a JSON fragment for records of ``collection`` (``None`` if orjson
+    cannot write the record)."""
+    return Derived(db, "public_json", collection, _public_fragment)
+
+
+def _public_fragment(record: dict[str, Any]) -> orjson.Fragment | None:
+    try:
+        return orjson.Fragment(
+            orjson.dumps({k: v for k, v in record.items() if not k.startswith("_")})
+        )
+    except TypeError:
+        return None
+
+
+def public_listing(
+    db: Database, listing: dict[str, Any], collection: str | None = None
+) -> Encoded | dict[str, Any]:
+    """A :func:`paginate` result over stored records, with each record made public.
+
+    The records become cached JSON fragments (:func:`public_json`); ``collection`` defaults
+    to each record's ``object`` kind (``page`` → ``pages``).
+    """
+    records = listing["results"]
+    fragments = []
+    encoders: dict[str, Derived] = {}
+    for record in records:
+        name = collection or f"{record.get('object')}s"
+        encode = encoders.get(name) or encoders.setdefault(name, public_json(db, name))
+        fragment = encode(record)
+        if fragment is None:  # a value orjson cannot write: the plain path copes with it
+            listing["results"] = [public(r) for r in records]
+            return listing
+        fragments.append(fragment)
+    listing["results"] = fragments
+    return Encoded(listing)
 
 
 def editable(record: dict[str, Any]) -> dict[str, Any]:

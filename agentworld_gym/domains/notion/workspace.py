@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from agentworld_gym.domains.notion.objects import (
+    Derived,
     api_error,
     bot_user,
     database_title,
@@ -15,11 +17,12 @@ from agentworld_gym.domains.notion.objects import (
     page_title,
     paginate,
     public,
+    public_listing,
     rich_text_from_request,
     user_ref,
     validation_error,
 )
-from agentworld_gym.tools import ToolContext
+from agentworld_gym.tools import Encoded, ToolContext
 
 
 # -- users ---------------------------------------------------------------------------------
@@ -50,7 +53,7 @@ def post_search(
     filter: dict[str, Any] | None = None,
     start_cursor: str | None = None,
     page_size: int | None = None,
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     kinds = ("page", "database")
     if filter:
         if filter.get("property") != "object":
@@ -80,15 +83,32 @@ def post_search(
     words = (query or "").casefold().split()
     found = []
     for kind in kinds:
-        for record in ctx.db.scan(f"{kind}s"):
-            if record.get("archived") or record.get("in_trash"):
-                continue
-            title = (page_title(record) if kind == "page" else database_title(record)).casefold()
-            if all(w in title for w in words):
+        collection = f"{kind}s"
+        make = _folded_page_title if kind == "page" else _folded_database_title
+        live = ctx.db.where(collection, "live", _is_live, True)
+        titles = Derived(ctx.db, "folded_title", collection, make).many(live)
+        for record, title in zip(live, titles, strict=True):
+            for word in words:
+                if word not in title:
+                    break
+            else:
                 found.append(record)
-    found.sort(key=lambda r: r["id"])
-    found.sort(key=lambda r: r["last_edited_time"], reverse=direction == "descending")
-    return paginate([public(r) for r in found], start_cursor, page_size, kind="page_or_database")
+    found.sort(key=itemgetter("id"))
+    found.sort(key=itemgetter("last_edited_time"), reverse=direction == "descending")
+    listing = paginate(found, start_cursor, page_size, kind="page_or_database")
+    return public_listing(ctx.db, listing)
+
+
+def _is_live(record: dict[str, Any]) -> bool:
+    return not (record.get("archived") or record.get("in_trash"))
+
+
+def _folded_page_title(record: dict[str, Any]) -> str:
+    return page_title(record).casefold()
+
+
+def _folded_database_title(record: dict[str, Any]) -> str:
+    return database_title(record).casefold()
 
 
 # -- comments ------------------------------------------------------------------------------
