@@ -145,7 +145,7 @@ def load_line(load: dict[str, Any]) -> str:
 
 # -- tables ------------------------------------------------------------------------------------
 HEADER = (
-    f"| {'operation':<52} | {'n':>6} | {'CPU med':>8} | {'CPU p95':>8} | {'CPU mean':>8} "
+    f"| {'operation':<60} | {'n':>6} | {'CPU med':>8} | {'CPU p95':>8} | {'CPU mean':>8} "
     f"| {'wall med':>8} | {'wall p95':>8} |"
 )
 
@@ -156,12 +156,12 @@ def table(rows: Iterable[dict[str, Any]]) -> str:
     for r in rows:
         if not r.get("n"):
             lines.append(
-                f"| {r['name']:<52} | {0:>6} | {'-':>8} | {'-':>8} | {'-':>8} "
+                f"| {r['name']:<60} | {0:>6} | {'-':>8} | {'-':>8} | {'-':>8} "
                 f"| {'-':>8} | {'-':>8} |"
             )
             continue
         lines.append(
-            f"| {r['name']:<52} | {r['n']:>6} | {r['cpu_med']:>8.1f} | {r['cpu_p95']:>8.1f} "
+            f"| {r['name']:<60} | {r['n']:>6} | {r['cpu_med']:>8.1f} | {r['cpu_p95']:>8.1f} "
             f"| {r['cpu_mean']:>8.1f} | {r['wall_med']:>8.1f} | {r['wall_p95']:>8.1f} |"
         )
     return "\n".join(lines)
@@ -169,7 +169,7 @@ def table(rows: Iterable[dict[str, Any]]) -> str:
 
 # -- command line ------------------------------------------------------------------------------
 def add_common_args(parser: argparse.ArgumentParser) -> None:
-    """``--pin``, ``--json``, ``--compare``, ``--rounds``: the same in every script."""
+    """``--pin``, ``--json``, ``--compare``, ``--ab-rounds``: the same in every script."""
     parser.add_argument(
         "--pin", action="store_true", help="pin this process to one CPU (off: the OS schedules)"
     )
@@ -181,7 +181,7 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         "alternating rounds, and print the ratios",
     )
     parser.add_argument(
-        "--rounds", type=int, default=4, help="A/B rounds with --compare (order alternates)"
+        "--ab-rounds", type=int, default=4, help="A/B rounds with --compare (order alternates)"
     )
 
 
@@ -224,7 +224,7 @@ def _strip(argv: list[str], options: dict[str, bool]) -> list[str]:
 def run_compare(script: str, argv: list[str], other: str, rounds: int) -> None:
     """Run ``script`` with ``argv`` on this checkout and ``other`` in alternating order
     (A B, B A, A B, ...) and print per-row medians over rounds and other/this ratios."""
-    argv = _strip(argv, {"--compare": True, "--rounds": True, "--json": True})
+    argv = _strip(argv, {"--compare": True, "--ab-rounds": True, "--json": True})
     trees = {"this": str(ROOT), "other": str(Path(other).resolve())}
     results: dict[str, list[dict[str, Any]]] = {"this": [], "other": []}
     for r in range(rounds):
@@ -266,10 +266,10 @@ def run_compare(script: str, argv: list[str], other: str, rounds: int) -> None:
         "of each row's median (µs); ratio > 1: this checkout is faster\n"
     )
     print(
-        f"| {'operation':<52} | {'CPU this':>9} | {'CPU other':>9} | {'other/this':>10} "
+        f"| {'operation':<60} | {'CPU this':>9} | {'CPU other':>9} | {'other/this':>10} "
         f"| {'wall this':>9} | {'wall other':>10} | {'other/this':>10} |"
     )
-    print(f"|{'-' * 54}|{'-' * 11}|{'-' * 11}|{'-' * 12}|{'-' * 11}|{'-' * 12}|{'-' * 12}|")
+    print(f"|{'-' * 62}|{'-' * 11}|{'-' * 11}|{'-' * 12}|{'-' * 11}|{'-' * 12}|{'-' * 12}|")
     for row in names:
         cells = []
         for key in ("cpu_med", "wall_med"):
@@ -277,7 +277,7 @@ def run_compare(script: str, argv: list[str], other: str, rounds: int) -> None:
             ratio = f"{b / a:.2f}x" if a and b else "-"
             cells += [f"{a:9.1f}" if a else f"{'-':>9}", f"{b:9.1f}" if b else f"{'-':>9}", ratio]
         print(
-            f"| {row:<52} | {cells[0]:>9} | {cells[1]:>9} | {cells[2]:>10} "
+            f"| {row:<60} | {cells[0]:>9} | {cells[1]:>9} | {cells[2]:>10} "
             f"| {cells[3]:>9} | {cells[4]:>10} | {cells[5]:>10} |"
         )
 

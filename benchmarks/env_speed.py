@@ -178,7 +178,7 @@ def main() -> None:
     add_common_args(parser)
     args = parser.parse_args()
     if args.compare:
-        run_compare(__file__, sys.argv[1:], args.compare, args.rounds)
+        run_compare(__file__, sys.argv[1:], args.compare, args.ab_rounds)
         return
     pinned = pin_if_asked(args)
     import agentworld_gym  # noqa: F401  (registers the catalog)
