@@ -259,6 +259,8 @@ def _order(groups: list[list[str]]) -> list[int]:
     """Where to look for the verb: a path-like id (``sql_instances_truncateLog``, 3+ groups)
     puts it last or first; a short one reads left to right."""
     n = len(groups)
+    if n == 2 and len(groups[1]) == 1:  # ``sign_delete``, ``JobStepExecutions_Get``
+        return [1, 0]
     if n >= 3 and not any(g == ["a"] or g == ["an"] or g == ["the"] for g in groups):
         return [n - 1, 0, *range(1, n - 1)]
     return list(range(n))

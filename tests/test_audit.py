@@ -1,0 +1,218 @@
+"""The catalog audit: each bar's per-task check on crafted tasks, and the command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentworld_gym.synthesis import audit as A
+
+ENV: dict[str, Any] = {
+    "id": "shop",
+    "name": "Shop API",
+    "description": "",
+    "runtime": {"max_turns": 20},
+    "collections": {"orders": {"primary_key": "id"}, "notes": {"primary_key": "id"}},
+    "tools": [
+        {
+            "name": "ListOrders",
+            "description": "List orders.",
+            "kind": "read",
+            "parameters": {},
+            "implementation": {"type": "op", "op": "list", "collection": "orders"},
+        },
+        {
+            "name": "GetOrder",
+            "description": "Get order.",
+            "kind": "read",
+            "parameters": {},
+            "implementation": {"type": "op", "op": "get", "collection": "orders", "key": "orderId"},
+        },
+        {
+            "name": "CancelOrder",
+            "description": "Cancel order.",
+            "kind": "write",
+            "parameters": {},
+            "implementation": {
+                "type": "op",
+                "op": "update",
+                "collection": "orders",
+                "key": "orderId",
+            },
+        },
+        {
+            "name": "UpdateOrder",
+            "description": "Update order.",
+            "kind": "write",
+            "parameters": {},
+            "implementation": {
+                "type": "op",
+                "op": "update",
+                "collection": "orders",
+                "key": "orderId",
+            },
+        },
+        {
+            "name": "CreateNote",
+            "description": "Create note.",
+            "kind": "write",
+            "parameters": {},
+            "implementation": {"type": "op", "op": "create", "collection": "notes"},
+        },
+    ],
+}
+ORDERS = [
+    {"id": "ord_938d63d9e9", "name": "Blue teapot", "status": "open"},
+    {"id": "ord_0e7ed52700", "name": "Red kettle", "status": "open"},
+]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> A.EnvFacts:
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "orders.json").write_text(json.dumps(ORDERS))
+    return A.env_facts(ENV, tmp_path)
+
+
+def task(
+    instruction: str, calls: list[tuple[str, dict[str, Any]]], **difficulty: Any
+) -> dict[str, Any]:
+    return {
+        "id": "shop-g001",
+        "instruction": instruction,
+        "gold": {"type": "tool_chain", "calls": [{"name": n, "arguments": a} for n, a in calls]},
+        "difficulty": difficulty,
+    }
+
+
+def test_numbered_steps() -> None:
+    assert A.numbered_steps("Steps:\n1. List the orders.\n2. Cancel the first.")
+    assert not A.numbered_steps("Cancel my order for the Blue teapot.")
+    assert not A.numbered_steps("Set the count to 3. Then tell me 2 things.")
+
+
+def test_placeholder_values_skip_enums_ids_and_slugs() -> None:
+    assert A.placeholder_values('Set the last name to "Golden lagoon 951".') == [
+        "Golden lagoon 951"
+    ]
+    for text in (
+        "Use HMAC_SHA256 now",
+        "file fil_bfceffe861",
+        "slug content-providerf839",
+        "mail amber.harbor417@example.com",
+        "Rename it to Blue teapot.",
+        "more than 100 items",
+    ):
+        assert A.placeholder_values(text) == [], text
+
+
+def test_opening_masks_api_quotes_and_numbers() -> None:
+    a = A.opening('In Shop API, set "x" to 3 and then do the rest of it', "Shop API")
+    b = A.opening('In Shop API, set "yy" to 45 and then do the rest of it', "Shop API")
+    assert a == b == "in api, set q to n and then"
+    assert A.top_openings_share(["a", "a", "b", "c", "d", "e"], k=1) == pytest.approx(2 / 6)
+
+
+def test_names_findable_id(env: A.EnvFacts) -> None:
+    by_id = task('Cancel order "ord_938d63d9e9".', [("CancelOrder", {"orderId": "ord_938d63d9e9"})])
+    assert A.names_findable_id(by_id, env) == ["ord_938d63d9e9"]
+    by_name = task("Cancel my Blue teapot order.", [("CancelOrder", {"orderId": "ord_938d63d9e9"})])
+    assert A.names_findable_id(by_name, env) == []
+    # No name-like field in the collection: the id is the only handle, so it is not counted.
+    env.records["orders"] = [{"id": "ord_938d63d9e9", "status": "open"}]
+    assert A.names_findable_id(by_id, env) == []
+
+
+def test_verb_mismatch(env: A.EnvFacts) -> None:
+    lie = task(
+        'Update order "ord_938d63d9e9": set reason "late".',
+        [("CancelOrder", {"orderId": "ord_938d63d9e9", "reason": "late"})],
+    )
+    assert A.verb_mismatches(lie, env) == [
+        'CancelOrder: Update order "ord_938d63d9e9": set reason "late".'
+    ]
+    honest = task(
+        'Cancel order "ord_938d63d9e9" because it is "late".',
+        [("CancelOrder", {"orderId": "ord_938d63d9e9", "reason": "late"})],
+    )
+    assert A.verb_mismatches(honest, env) == []
+    update = task(
+        'Set the status of "ord_0e7ed52700" to "shipped".',
+        [("UpdateOrder", {"orderId": "ord_0e7ed52700", "status": "shipped"})],
+    )
+    assert A.verb_mismatches(update, env) == []
+    create_as_update = task(
+        'Update the notes: set text "call back".', [("CreateNote", {"text": "call back"})]
+    )
+    assert len(A.verb_mismatches(create_as_update, env)) == 1
+    unseen = task("Cancel every open order.", [("CancelOrder", {"orderId": "ord_938d63d9e9"})])
+    assert A.verb_mismatches(unseen, env) == []  # no sentence holds its values: not judged
+
+
+def test_chained(env: A.EnvFacts) -> None:
+    linked = task(
+        "...",
+        [
+            ("ListOrders", {}),
+            ("GetOrder", {"orderId": "ord_0e7ed52700"}),
+            ("CancelOrder", {"orderId": "$1.id"}),
+        ],
+    )
+    assert A.chained(linked, env)
+    loose = task("...", [("CreateNote", {"text": "one"}), ("CreateNote", {"text": "two"})])
+    assert not A.chained(loose, env)
+    jump = task(
+        "...", [("CreateNote", {"text": "one"}), ("GetOrder", {"orderId": "ord_0e7ed52700"})]
+    )
+    assert not A.chained(jump, env)
+
+
+def test_spare_turns(env: A.EnvFacts) -> None:
+    calls = [("CreateNote", {"text": str(i)}) for i in range(13)]
+    assert not A.spare_turns(task("...", calls), env)  # 20 < 1.5 * 14
+    assert A.spare_turns(task("...", calls[:12]), env)  # 20 >= 1.5 * 13
+    assert A.spare_turns(task("...", calls, max_turns=30), env)
+
+
+def test_audit_command_on_a_tiny_catalog(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentworld_gym.cli import main
+
+    folder = tmp_path / "shop"
+    (folder / "db").mkdir(parents=True)
+    (folder / "db" / "orders.json").write_text(json.dumps(ORDERS))
+    (folder / "env.json").write_text(json.dumps(ENV))
+    tasks = [
+        task(
+            'Cancel my "Blue teapot" order.',
+            [("ListOrders", {}), ("CancelOrder", {"orderId": "$0.items.0.id"})],
+        ),
+        task(
+            '1. Look up order "ord_0e7ed52700".\n2. Update it: set status "Golden lagoon 951".',
+            [
+                ("GetOrder", {"orderId": "ord_0e7ed52700"}),
+                ("CancelOrder", {"orderId": "ord_0e7ed52700", "status": "Golden lagoon 951"}),
+            ],
+            long_horizon=True,
+        ),
+    ]
+    tasks[1]["id"] = "shop-g002"
+    (folder / "tasks.json").write_text(json.dumps(tasks))
+    out = tmp_path / "audit.json"
+    assert (
+        main(["synth", "audit", "--root", str(tmp_path), "--workers", "1", "--json", str(out)]) == 0
+    )
+    assert main(["synth", "audit", "--root", str(tmp_path), "--workers", "1", "--strict"]) == 1
+    text = capsys.readouterr().out
+    assert "numbered-step requests" in text and "shop-g002" in text
+    bars = {b["bar"]: b for b in json.loads(out.read_text())["bars"]}
+    assert bars["numbered-step requests"]["value"] == 0.5
+    assert bars["placeholder-shaped values"]["value"] == 0.5
+    assert bars["verb/tool mismatches"]["examples"][0].startswith("shop-g002: CancelOrder")
+    assert bars["findable internal id named"]["value"] == 0.5
+    assert bars["long-horizon tasks"]["value"] == 1
+    assert bars["long-horizon tasks chained"]["value"] == 1.0
