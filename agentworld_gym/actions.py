@@ -68,7 +68,6 @@ SUBMIT_SCHEMA: dict[str, Any] = {
     },
 }
 
-_HERMES = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _NAME_KEY = re.compile(r'"name"\s*:')
 _LONE_ESCAPE = re.compile(
     r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
@@ -110,6 +109,9 @@ def parse_action(action: Any, max_chars: int = 100_000) -> ParsedAction:
         ActionParseError: the whole action is unusable (too long, not text, not UTF-8, or a
             dict/list holding what JSON cannot carry); the message says what and where.
     """
+    if type(action) is str:  # the common case first
+        _check_length(len(action), max_chars, "")
+        return _parse_text(clean_text(action))
     if isinstance(action, bytes | bytearray):
         try:
             action = bytes(action).decode("utf-8")
@@ -204,8 +206,8 @@ def _json_type_name(value: Any) -> str:
 
 def _parse_text(text: str) -> ParsedAction:
     if "<tool_call>" in text:
-        calls = [_call_from_json_text(m.group(1).strip()) for m in _HERMES.finditer(text)]
-        content = _HERMES.sub("", text).strip()
+        bodies, content = _hermes_split(text)
+        calls = [_call_from_json_text(body) for body in bodies]
         return _finish(ParsedAction(content=content, calls=calls))
     stripped = text.strip()
     body = _unfence(stripped)
@@ -225,6 +227,31 @@ def _parse_text(text: str) -> ParsedAction:
         if parsed.calls or parsed.final_answer is not None:
             return parsed
     return ParsedAction(content=text, final_answer=text)
+
+
+def _hermes_split(text: str) -> tuple[list[str], str]:
+    """The ``<tool_call>`` bodies (stripped) and the text around them (joined, stripped).
+
+    The matches of ``<tool_call>(.*?)(?:</tool_call>|$)`` (``re.DOTALL``) and the text with
+    them removed, found with ``str.find`` instead of that lazy regex, which tries both endings
+    at every character: an unclosed tag runs to the end of the text (before a final newline,
+    as ``$`` does).
+    """
+    bodies: list[str] = []
+    around: list[str] = []
+    pos = 0
+    while (opened := text.find("<tool_call>", pos)) >= 0:
+        around.append(text[pos:opened])
+        start = opened + len("<tool_call>")
+        closed = text.find("</tool_call>", start)
+        if closed >= 0:
+            bodies.append(text[start:closed].strip())
+            pos = closed + len("</tool_call>")
+        else:
+            pos = len(text) - 1 if text.endswith("\n") else len(text)
+            bodies.append(text[start:pos].strip())
+    around.append(text[pos:])
+    return bodies, "".join(around).strip()
 
 
 def _parse_json_value(value: Any, raw: str) -> ParsedAction:

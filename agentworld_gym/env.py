@@ -226,7 +226,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._db: Database | None = None
         self._ctx: ToolContext | None = None
         self._messages: list[Message] = []  # append-only within an episode (MessagesView)
-        self._calls: list[CallRecord] = []
+        self._calls: list[tuple[str, Any, bool]] = []  # CallRecord fields, made at verify
         self._turn = 0
         self._done = True
 
@@ -375,7 +375,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             except ToolError as exc:
                 ok, error = False, exc.code
                 text = dumps(exc.payload())
-            self._calls.append(CallRecord(call.name, call.arguments, ok))
+            self._calls.append((call.name, call.arguments, ok))
             results.append({"name": call.name, "ok": ok, "error": error})
             outputs.append(text)
             self._messages.append(
@@ -400,7 +400,12 @@ class AgentWorldEnv(gym.Env[str, str]):
             verifier = self._shared.verifiers[key] = build_verifier(task.verifier, self.judge)
         answer = clean_text(answer) if isinstance(answer, str) else ""
         episode = Episode(
-            self._base, self._db, answer, list(self._calls), task.instruction, dict(fields or {})
+            self._base,
+            self._db,
+            answer,
+            [CallRecord(*call) for call in self._calls],
+            task.instruction,
+            dict(fields or {}),
         )
         return verifier.verify(episode)
 

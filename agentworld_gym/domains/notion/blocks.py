@@ -13,7 +13,6 @@ from typing import Any
 from agentworld_gym.domains.notion.objects import (
     archived_error,
     bot_user,
-    editable,
     minute_iso,
     normalize_id,
     not_found,
@@ -21,6 +20,7 @@ from agentworld_gym.domains.notion.objects import (
     paginate,
     public,
     public_listing,
+    public_record,
     rich_text_from_request,
     touch,
     user_ref,
@@ -101,11 +101,11 @@ def get_block_children(
     return public_listing(ctx.db, listing, "blocks")
 
 
-def retrieve_a_block(ctx: ToolContext, block_id: str) -> dict[str, Any]:
+def retrieve_a_block(ctx: ToolContext, block_id: str) -> Encoded | dict[str, Any]:
     bid = normalize_id(block_id, "path.block_id")
     block = ctx.db.get("blocks", bid)
     if block is not None:
-        return public(block)
+        return public_record(ctx.db, "blocks", block)
     page = ctx.db.get("pages", bid)
     if page is not None:
         return page_as_block(public(page))
@@ -213,7 +213,7 @@ def insert_children(
     high = siblings[index]["_seq"] if index < len(siblings) else None
     if high is not None and high - low <= len(top):
         for n, sib in enumerate(siblings):
-            updated = editable(sib)
+            updated = dict(sib)  # a top-level field changes: nested values stay shared
             updated["_seq"] = (n + 1) * SEQ_GAP * (len(top) + 1)
             ctx.db.put("blocks", updated)
         siblings = children(ctx, parent_id)
@@ -231,7 +231,7 @@ def mark_edited(
     ctx: ToolContext, parent_kind: str, parent: dict[str, Any], *, has_children: bool | None = None
 ) -> None:
     """Touch the container (and the page that holds it) after its content changed."""
-    updated = touch(ctx, editable(parent))
+    updated = touch(ctx, dict(parent))
     if has_children is not None and parent_kind == "block":
         updated["has_children"] = has_children
     ctx.db.put("pages" if parent_kind == "page" else "blocks", updated)
@@ -239,7 +239,7 @@ def mark_edited(
         page_id = root_page_id(ctx, parent)
         page = ctx.db.get("pages", page_id) if page_id else None
         if page is not None:
-            ctx.db.put("pages", touch(ctx, editable(page)))
+            ctx.db.put("pages", touch(ctx, dict(page)))
 
 
 def root_page_id(ctx: ToolContext, block: dict[str, Any]) -> str | None:
@@ -281,7 +281,7 @@ def update_a_block(
     block_id: str,
     type: dict[str, Any] | None = None,
     archived: bool | None = None,
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     bid = normalize_id(block_id, "path.block_id")
     block = ctx.db.get("blocks", bid)
     if block is None:
@@ -292,7 +292,7 @@ def update_a_block(
         return _set_archived(ctx, block, archived)
     if block.get("archived") and archived is not False:
         raise archived_error()
-    updated = editable(block)
+    updated = dict(block)  # copy-on-write: top-level fields, and the content if it changes
     if archived is not None:
         updated["archived"] = updated["in_trash"] = archived
     if type:
@@ -313,7 +313,7 @@ def update_a_block(
                 f"body failed validation: body.{block['type']}.{(unknown or ['type'])[0]} "
                 "should be not present, instead was present."
             )
-        content = updated[block["type"]]
+        content = updated[block["type"]] = dict(block[block["type"]])
         if "rich_text" in fields:
             content["rich_text"] = rich_text_from_request(
                 fields["rich_text"], f"body.{block['type']}.rich_text"
@@ -331,20 +331,22 @@ def update_a_block(
     touch(ctx, updated)
     ctx.db.put("blocks", updated)
     _touch_page_of(ctx, updated)
-    return public(updated)
+    return public_record(ctx.db, "blocks", updated)
 
 
 def _touch_page_of(ctx: ToolContext, block: dict[str, Any]) -> None:
     page_id = root_page_id(ctx, block)
     page = ctx.db.get("pages", page_id) if page_id else None
     if page is not None:
-        ctx.db.put("pages", touch(ctx, editable(page)))
+        ctx.db.put("pages", touch(ctx, dict(page)))
 
 
-def _set_archived(ctx: ToolContext, block: dict[str, Any], archived: bool) -> dict[str, Any]:
+def _set_archived(
+    ctx: ToolContext, block: dict[str, Any], archived: bool
+) -> Encoded | dict[str, Any]:
     if archived and block.get("archived"):
         raise archived_error()
-    updated = touch(ctx, editable(block))
+    updated = touch(ctx, dict(block))
     updated["archived"] = updated["in_trash"] = archived
     ctx.db.put("blocks", updated)
     if block["type"] == "child_page" and ctx.db.get("pages", block["id"]) is not None:
@@ -353,29 +355,29 @@ def _set_archived(ctx: ToolContext, block: dict[str, Any], archived: bool) -> di
     parent = ctx.db.get("blocks", parent_id) if parent_id else None
     if parent is not None:
         still = bool(children(ctx, parent_id))
-        fixed = editable(parent)
+        fixed = dict(parent)
         fixed["has_children"] = still
         ctx.db.put("blocks", fixed)
     _touch_page_of(ctx, updated)
-    return public(updated)
+    return public_record(ctx.db, "blocks", updated)
 
 
 def _set_page_archived(
     ctx: ToolContext, page_id: str, archived: bool, sync_block: bool = True
 ) -> dict[str, Any]:
     page = ctx.db.get("pages", page_id)
-    updated = touch(ctx, editable(page))
+    updated = touch(ctx, dict(page))
     updated["archived"] = updated["in_trash"] = archived
     ctx.db.put("pages", updated)
     block = ctx.db.get("blocks", page_id) if sync_block else None
     if block is not None:
-        fixed = touch(ctx, editable(block))
+        fixed = touch(ctx, dict(block))
         fixed["archived"] = fixed["in_trash"] = archived
         ctx.db.put("blocks", fixed)
     return page_as_block(public(updated))
 
 
-def delete_a_block(ctx: ToolContext, block_id: str) -> dict[str, Any]:
+def delete_a_block(ctx: ToolContext, block_id: str) -> Encoded | dict[str, Any]:
     bid = normalize_id(block_id, "path.block_id")
     block = ctx.db.get("blocks", bid)
     if block is not None:

@@ -20,6 +20,7 @@ from agentworld_gym.domains.notion.objects import (
     paginate,
     public,
     public_listing,
+    public_record,
     rich_text_from_request,
     touch,
     user_ref,
@@ -87,8 +88,9 @@ def _database_of(page: dict[str, Any]) -> Any:
     return page.get("parent", {}).get("database_id")
 
 
-def retrieve_a_database(ctx: ToolContext, database_id: str) -> dict[str, Any]:
-    return public(find_database(ctx.db, normalize_id(database_id, "path.database_id")))
+def retrieve_a_database(ctx: ToolContext, database_id: str) -> Encoded | dict[str, Any]:
+    database = find_database(ctx.db, normalize_id(database_id, "path.database_id"))
+    return public_record(ctx.db, "databases", database)
 
 
 # -- schemas -------------------------------------------------------------------------------

@@ -64,6 +64,10 @@ def normalize_id(value: Any, where: str) -> str:
 
     ``where`` names the argument for the error message, e.g. ``path.page_id``.
     """
+    if type(value) is str:
+        known = _CANONICAL.get(value)
+        if known is not None:
+            return known
     text = str(value).strip() if isinstance(value, str) else ""
     compact = text.replace("-", "")
     if not _HEX32.match(compact):
@@ -71,7 +75,18 @@ def normalize_id(value: Any, where: str) -> str:
         raise validation_error(
             f"{root} failed validation: {where} should be a valid uuid, instead was `{js(value)}`."
         )
-    return str(uuid.UUID(compact))
+    canonical = str(uuid.UUID(compact))
+    if type(value) is str:
+        if len(_CANONICAL) >= _CANONICAL_MAX:
+            _CANONICAL.clear()
+        _CANONICAL[value] = canonical
+    return canonical
+
+
+_CANONICAL: dict[str, str] = {}
+"""Id text → its dashed lowercase form: agents repeat the ids they read (a uuid parse each
+time was a third of a point read's cost)."""
+_CANONICAL_MAX = 65_536
 
 
 def js(value: Any) -> str:
@@ -86,11 +101,23 @@ def js(value: Any) -> str:
 
 # -- users, timestamps, outputs ------------------------------------------------------------
 def bot_user(db: Database) -> dict[str, Any]:
-    """The integration's own bot user (``API-get-self``)."""
-    for user in db.scan("users"):
+    """The integration's own bot user (``API-get-self``): the first user marked ``_self``.
+
+    No tool writes users, so it is the seeded one, looked up by the key found once.
+    """
+    key = db.memo("notion:bot_user", _bot_key)
+    user = db.get("users", key) if key is not None else None
+    if user is not None and user.get("_self"):
+        return user
+    for user in db.scan("users"):  # (a state that changed its users)
         if user.get("_self"):
             return user
     raise RuntimeError("the Notion seed has no bot user marked _self")
+
+
+def _bot_key(db: Database) -> str | None:
+    pk = db.primary_key("users")
+    return next((str(u[pk]) for u in db.scan("users") if u.get("_self")), None)
 
 
 def user_ref(user_id: str) -> dict[str, str]:
@@ -106,7 +133,18 @@ def touch(ctx: ToolContext, record: dict[str, Any]) -> dict[str, Any]:
 
 def minute_iso(ctx: ToolContext) -> str:
     """Notion rounds object timestamps down to the minute."""
-    return ctx.now().strftime("%Y-%m-%dT%H:%M:00.000Z")
+    start = ctx.clock_start
+    key = (start, start.utcoffset(), ctx.calls)  # what ``ctx.now()``'s wall clock is made of
+    text = _MINUTES.get(key)
+    if text is None:
+        if len(_MINUTES) >= 4096:
+            _MINUTES.clear()
+        text = _MINUTES[key] = ctx.now().strftime("%Y-%m-%dT%H:%M:00.000Z")
+    return text
+
+
+_MINUTES: dict[tuple[Any, Any, int], str] = {}
+"""(clock start, call count) → the stamp: every episode of a task writes the same ones."""
 
 
 def public(record: dict[str, Any]) -> dict[str, Any]:
@@ -172,6 +210,12 @@ def _public_fragment(record: dict[str, Any]) -> orjson.Fragment | None:
         )
     except TypeError:
         return None
+
+
+def public_record(db: Database, collection: str, record: dict[str, Any]) -> Encoded | dict:
+    """``public(record)`` as the whole result of a read, from its cached JSON."""
+    fragment = public_json(db, collection)(record)
+    return public(record) if fragment is None else Encoded(fragment)
 
 
 def public_listing(

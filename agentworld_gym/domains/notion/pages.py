@@ -16,7 +16,6 @@ from agentworld_gym.domains.notion.objects import (
     api_error,
     archived_error,
     bot_user,
-    editable,
     find_database,
     find_page,
     js,
@@ -25,6 +24,7 @@ from agentworld_gym.domains.notion.objects import (
     notion_url,
     page_title,
     public,
+    public_record,
     touch,
     user_ref,
     validation_error,
@@ -38,7 +38,7 @@ from agentworld_gym.domains.notion.properties import (
     property_items,
     resolve,
 )
-from agentworld_gym.tools import ToolContext
+from agentworld_gym.tools import Encoded, ToolContext
 
 TITLE_VALUE = {"id": "title", "type": "title"}
 
@@ -57,9 +57,11 @@ def _filtered(page: dict[str, Any], wanted: list[str] | None) -> dict[str, Any]:
 
 def retrieve_a_page(
     ctx: ToolContext, page_id: str, filter_properties: str | None = None
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     pid = normalize_id(page_id, "path.page_id")
-    wanted = [p.strip() for p in filter_properties.split(",")] if filter_properties else None
+    if not filter_properties:
+        return public_record(ctx.db, "pages", find_page(ctx.db, pid))
+    wanted = [p.strip() for p in filter_properties.split(",")]
     return _filtered(find_page(ctx.db, pid), wanted)
 
 
@@ -75,15 +77,14 @@ def _apply_properties(
             value = ValueWriter(ctx.db, None).build("title", {"id": "title", "type": "title"}, raw)
             page["properties"]["title"] = value
         return None
-    writable = editable(database)
-    writer = ValueWriter(ctx.db, writable)
+    writer = ValueWriter(ctx.db, database)  # copies the database only if its schema grows
     for key, raw in given.items():
-        found = resolve(writable["properties"], key)
+        found = resolve(database["properties"], key)
         if found is None:
             raise validation_error(f"{key} is not a property that exists.")
         name, prop = found
         page["properties"][name] = writer.build(name, prop, raw)
-    return writable if writer.schema_changed else None
+    return writer.changed
 
 
 def _json_arg(value: Any, where: str) -> Any:
@@ -113,7 +114,7 @@ def _icon(value: Any, where: str) -> dict[str, Any] | None:
 def _sync_child_page_block(ctx: ToolContext, page: dict[str, Any]) -> None:
     block = ctx.db.get("blocks", page["id"])
     if block is not None and block.get("type") == "child_page":
-        fixed = editable(block)
+        fixed = dict(block)
         fixed["child_page"] = {"title": page_title(page)}
         fixed["last_edited_time"] = page["last_edited_time"]
         fixed["archived"] = page["archived"]
@@ -129,9 +130,11 @@ def patch_page(
     archived: bool | None = None,
     icon: dict[str, Any] | None = None,
     cover: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     pid = normalize_id(page_id, "path.page_id")
-    page = editable(find_page(ctx.db, pid))
+    page = dict(find_page(ctx.db, pid))  # copy-on-write: top-level fields and property values
+    if "properties" in page:
+        page["properties"] = dict(page["properties"])
     restoring = archived is False or in_trash is False
     trashing = archived is True or in_trash is True
     if restoring and trashing:
@@ -165,7 +168,7 @@ def patch_page(
     )
     ctx.db.put("pages", page)
     _sync_child_page_block(ctx, page)
-    return public(page)
+    return public_record(ctx.db, "pages", page)
 
 
 def post_page(

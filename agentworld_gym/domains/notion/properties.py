@@ -15,7 +15,7 @@ import hashlib
 import re
 from typing import Any
 
-from agentworld_gym.database import Database
+from agentworld_gym.database import Database, copy_record
 from agentworld_gym.domains.notion.objects import (
     js,
     normalize_id,
@@ -121,7 +121,13 @@ class ValueWriter:
     def __init__(self, db: Database, database: dict[str, Any] | None) -> None:
         self.db = db
         self.database = database
-        self.schema_changed = False
+        """The stored database (read-only): copied only when a new option is added."""
+        self.changed: dict[str, Any] | None = None
+        """The database's updated copy, once a write added an option to its schema."""
+
+    @property
+    def schema_changed(self) -> bool:
+        return self.changed is not None
 
     def build(self, name: str, prop: dict[str, Any], raw: Any) -> dict[str, Any]:
         kind = prop["type"]
@@ -245,6 +251,8 @@ class ValueWriter:
             raise validation_error(
                 f"body failed validation: {where}.name should be defined, instead was `undefined`."
             )
+        if self.changed is not None:  # options added earlier in this write count
+            prop = self.changed["properties"][name]
         options = prop[kind]["options"]
         for opt in options:
             if ("id" in value and opt["id"] == value["id"]) or opt["name"] == value.get("name"):
@@ -265,8 +273,10 @@ class ValueWriter:
             "color": "default",
             "description": None,
         }
+        if self.changed is None and self.database is not None:
+            self.changed = copy_record(self.database)
+            options = self.changed["properties"][name][kind]["options"]
         options.append(new)
-        self.schema_changed = True
         return {"id": new["id"], "name": new["name"], "color": new["color"]}
 
 

@@ -18,6 +18,7 @@ from agentworld_gym.domains.notion.objects import (
     paginate,
     public,
     public_listing,
+    public_record,
     rich_text_from_request,
     user_ref,
     validation_error,
@@ -26,23 +27,24 @@ from agentworld_gym.tools import Encoded, ToolContext
 
 
 # -- users ---------------------------------------------------------------------------------
-def get_user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
+def get_user(ctx: ToolContext, user_id: str) -> Encoded | dict[str, Any]:
     uid = normalize_id(user_id, "path.user_id")
     user = ctx.db.get("users", uid)
     if user is None:
         raise api_error(404, "object_not_found", f"Could not find user with ID: {uid}.")
-    return public(user)
+    return public_record(ctx.db, "users", user)
 
 
 def get_users(
     ctx: ToolContext, start_cursor: str | None = None, page_size: int | None = None
 ) -> dict[str, Any]:
-    users = [public(u) for u in ctx.db.scan("users")]
-    return paginate(users, start_cursor, page_size, kind="user", where="query")
+    users = list(ctx.db.scan("users"))
+    listing = paginate(users, start_cursor, page_size, kind="user", where="query")
+    return public_listing(ctx.db, listing, "users")
 
 
-def get_self(ctx: ToolContext) -> dict[str, Any]:
-    return public(bot_user(ctx.db))
+def get_self(ctx: ToolContext) -> Encoded | dict[str, Any]:
+    return public_record(ctx.db, "users", bot_user(ctx.db))
 
 
 # -- search --------------------------------------------------------------------------------
