@@ -370,6 +370,9 @@ def classify(
     groups, method_word, truncated = _groups(operation_id)
     id_verb, gi, ti = _pick_verb(groups)
     id_verb = id_verb or method_word
+    flat = [w for g in groups for w in g]
+    if "or" in flat and {_verb_class(w) for w in flat} >= {"create", "update"}:
+        id_verb = method_word  # ``CreateOrUpdate``, ``Add_or_update``: an upsert, runtime op
     summary_words = tokens(summary)[:1]
     summary_verb = summary_words[0] if summary_words and _verb_class(summary_words[0]) else None
     verb = path_verb or id_verb
