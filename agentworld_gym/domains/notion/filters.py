@@ -128,8 +128,7 @@ def compile_filter(
     if family is None:
         raise validation_error(f"Filtering on {prop['type']} properties is not supported.")
     cond, value = _condition(flt[kind], family, name, f"{where}.{kind}")
-    test = _TESTS[family](cond, value, now)
-    return lambda page: test(page.get("properties", {}).get(name))
+    return _TESTS[family](name, cond, value, now)
 
 
 def _all(preds: list[Predicate]) -> Predicate:
@@ -196,32 +195,34 @@ def _condition(obj: Any, family: str, name: str, where: str) -> tuple[str, Any]:
 
 
 # -- per-family tests ------------------------------------------------------------------------
-# Each ``_family(cond, arg, now)`` returns the test of one property value, with what does not
-# depend on the page (the case-folded needle, the dashed uuid) worked out once per query.
-ValueTest = Callable[[Any], bool]
+# ``_family(name, cond, arg, now)`` returns the predicate over pages for property ``name``,
+# with what does not depend on the page (the case-folded needle, the dashed uuid, the
+# comparison) worked out once per query, and the value read inline: a query runs it on every
+# page of the database.
 
 
-def _text(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
-    def text_of(value: Any) -> str:
+def _text(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    def text_of(page: dict[str, Any]) -> str:
+        value = page.get("properties", {}).get(name)
         inner = value.get(value["type"]) if value else None
         return plain(inner) if isinstance(inner, list) else (inner or "")
 
     if cond == "is_empty":
-        return lambda value: text_of(value) == ""
+        return lambda page: text_of(page) == ""
     if cond == "is_not_empty":
-        return lambda value: text_of(value) != ""
+        return lambda page: text_of(page) != ""
     if cond == "equals":
-        return lambda value: text_of(value) == arg
+        return lambda page: text_of(page) == arg
     if cond == "does_not_equal":
-        return lambda value: text_of(value) != arg
+        return lambda page: text_of(page) != arg
     needle = arg.casefold()
     if cond == "contains":
-        return lambda value: needle in text_of(value).casefold()
+        return lambda page: needle in text_of(page).casefold()
     if cond == "does_not_contain":
-        return lambda value: needle not in text_of(value).casefold()
+        return lambda page: needle not in text_of(page).casefold()
     if cond == "starts_with":
-        return lambda value: text_of(value).casefold().startswith(needle)
-    return lambda value: text_of(value).casefold().endswith(needle)  # ends_with
+        return lambda page: text_of(page).casefold().startswith(needle)
+    return lambda page: text_of(page).casefold().endswith(needle)  # ends_with
 
 
 _COMPARE = {
@@ -234,47 +235,61 @@ _COMPARE = {
 }
 
 
-def _number(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
-    if cond in ("is_empty", "is_not_empty"):
-        empty = cond == "is_empty"
-        return lambda value: ((value.get("number") if value else None) is None) == empty
-    compare = _COMPARE[cond]
+def _number(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    empty = cond == "is_empty"
+    compare = _COMPARE.get(cond)
     missing = cond == "does_not_equal"
 
-    def test(value: Any) -> bool:
+    def test(page: dict[str, Any]) -> bool:
+        value = page.get("properties", {}).get(name)
         num = value.get("number") if value else None
+        if compare is None:  # is_empty / is_not_empty
+            return (num is None) == empty
         return missing if num is None else compare(num, arg)
 
     return test
 
 
-def _checkbox(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
-    if cond == "equals":
-        return lambda value: bool(value and value.get("checkbox")) == arg
-    return lambda value: bool(value and value.get("checkbox")) != arg
+def _checkbox(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    equals = cond == "equals"
+
+    def test(page: dict[str, Any]) -> bool:
+        value = page.get("properties", {}).get(name)
+        return (bool(value and value.get("checkbox")) == arg) == equals
+
+    return test
 
 
-def _select(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
-    def name_of(value: Any) -> Any:
+def _select(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    empty = cond == "is_empty"
+
+    def test(page: dict[str, Any]) -> bool:
+        value = page.get("properties", {}).get(name)
         option = value.get(value["type"]) if value else None
-        return option.get("name") if option else None
+        found = option.get("name") if option else None
+        if cond == "equals":
+            return found == arg
+        if cond == "does_not_equal":
+            return found != arg
+        return (found is None) == empty
 
-    if cond in ("is_empty", "is_not_empty"):
-        empty = cond == "is_empty"
-        return lambda value: (name_of(value) is None) == empty
-    if cond == "equals":
-        return lambda value: name_of(value) == arg
-    return lambda value: name_of(value) != arg
+    return test
 
 
-def _members(key: str, field: str, cond: str, arg: Any) -> ValueTest:
+def _members(name: str, key: str, field: str, cond: str, arg: Any) -> Predicate:
     """Tests of a list-valued property: ``value[key]`` is a list of objects with ``field``."""
     if cond in ("is_empty", "is_not_empty"):
         empty = cond == "is_empty"
-        return lambda value: (not ((value or {}).get(key) or [])) == empty
+
+        def test_empty(page: dict[str, Any]) -> bool:
+            value = page.get("properties", {}).get(name)
+            return (not ((value or {}).get(key) or [])) == empty
+
+        return test_empty
     wanted = cond == "contains"
 
-    def test(value: Any) -> bool:
+    def test(page: dict[str, Any]) -> bool:
+        value = page.get("properties", {}).get(name)
         for item in (value or {}).get(key) or []:
             if arg == item.get(field):
                 return wanted
@@ -283,16 +298,16 @@ def _members(key: str, field: str, cond: str, arg: Any) -> ValueTest:
     return test
 
 
-def _multi_select(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
-    return _members("multi_select", "name", cond, arg)
+def _multi_select(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    return _members(name, "multi_select", "name", cond, arg)
 
 
-def _people(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
-    return _members("people", "id", cond, _uuid_like(arg))
+def _people(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    return _members(name, "people", "id", cond, _uuid_like(arg))
 
 
-def _relation(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
-    return _members("relation", "id", cond, _uuid_like(arg))
+def _relation(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    return _members(name, "relation", "id", cond, _uuid_like(arg))
 
 
 def _uuid_like(arg: Any) -> Any:
@@ -304,8 +319,9 @@ def _uuid_like(arg: Any) -> Any:
     return arg
 
 
-def _date(cond: str, arg: Any, now: dt.datetime) -> ValueTest:
-    def test(value: Any) -> bool:
+def _date(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    def test(page: dict[str, Any]) -> bool:
+        value = page.get("properties", {}).get(name)
         date = (value or {}).get("date") if value and value.get("type") == "date" else None
         return date_test(date.get("start") if date else None, cond, arg, now)
 
@@ -360,7 +376,7 @@ def _add_months(day: dt.date, months: int) -> dt.date:
     raise AssertionError("unreachable")
 
 
-_TESTS: dict[str, Callable[[str, Any, dt.datetime], ValueTest]] = {
+_TESTS: dict[str, Callable[[str, str, Any, dt.datetime], Predicate]] = {
     "text": _text,
     "number": _number,
     "checkbox": _checkbox,
