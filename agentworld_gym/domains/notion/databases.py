@@ -311,11 +311,11 @@ def _migrate_pages(
     for page in list(ctx.db.scan("pages")):
         if page.get("parent", {}).get("database_id") != dbid:
             continue
-        updated = editable(page)
-        props = {renames.get(k, k): v for k, v in updated["properties"].items()}
+        props = {renames.get(k, k): v for k, v in page["properties"].items()}
         for name in removed:
             props.pop(name, None)
         for name in added:
             props[name] = empty_value(schema[name])
+        updated = dict(page)  # copy-on-write: a new property map, the values it keeps shared
         updated["properties"] = props
         ctx.db.put("pages", updated)
