@@ -56,6 +56,11 @@ class _Base:
     _snapshot_json: bytes | None = None
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and deep-copied without the memo: a cache, rebuilt on use (it may hold
+        what cannot be pickled, such as JSON fragments)."""
+        return {**self.__dict__, "memo": {}}
+
     def snapshot_json(self) -> bytes:
         if self._snapshot_json is None:
             self._snapshot_json = dumps_state(_snapshot(self.records, self.documents))

@@ -91,3 +91,17 @@ def test_where_sees_the_episode_changes_through_a_shared_index(db):
     assert [r["id"] for r in db.fork().where("items", "parity", group, 1)] == ["a"]
     assert ep.initial("items", "a") is db.get("items", "a")
     assert ep.initial("items", "c") is None
+
+
+def test_pickle_and_deepcopy_leave_the_memo_behind(db):
+    import copy
+    import pickle
+
+    import orjson
+
+    ep = db.fork()
+    ep.where("items", "parity", lambda rec: rec["n"] % 2, 1)
+    ep.memo("fragment", lambda _: orjson.Fragment(b"{}"))  # not picklable
+    for clone in (pickle.loads(pickle.dumps(ep)), copy.deepcopy(ep)):
+        assert clone.fingerprint() == ep.fingerprint()
+        assert [r["id"] for r in clone.where("items", "parity", lambda r: r["n"] % 2, 1)] == ["a"]
