@@ -1,6 +1,6 @@
 """Gold workloads: what a trainer pays per episode, per step kind, tool and environment.
 
-    python benchmarks/workload.py [--envs 20] [--rounds 3] [--seed 0]
+    python benchmarks/workload.py [--envs 20] [--rounds 5] [--seed 0]
     python benchmarks/workload.py --tau2 /path/to/tau2-bench --tau2-python /path/to/py3.12
     python benchmarks/workload.py --compare ../other-checkout --ab-rounds 4
 
@@ -237,11 +237,11 @@ def ratio_table(ours: list[Workload], tau2: dict[str, Any] | None) -> str:
 
 def env_table(load: Workload) -> str:
     """One line per environment of a workload: CPU means (µs)."""
-    head = f"| {'environment':<44} | " + " | ".join(f"{op:>8}" for op in OPS) + " |"
+    head = f"| {'environment':<60} | " + " | ".join(f"{op:>8}" for op in OPS) + " |"
     lines = [head, "|" + "|".join("-" * len(c) for c in head.split("|")[1:-1]) + "|"]
     for env_id, ops in sorted(load.envs.items()):
         cells = [f"{s.summary()['cpu_mean']:>8.1f}" if s.cpu else f"{'-':>8}" for s in ops.values()]
-        lines.append(f"| {env_id:<44} | " + " | ".join(cells) + " |")
+        lines.append(f"| {env_id:<60} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -253,7 +253,7 @@ def main() -> None:
     )
     parser.add_argument("--envs", type=int, default=20, help="catalog environments sampled")
     parser.add_argument("--seed", type=int, default=0, help="seed of the catalog sample")
-    parser.add_argument("--rounds", type=int, default=3, help="replays of every gold episode")
+    parser.add_argument("--rounds", type=int, default=5, help="replays of every gold episode")
     parser.add_argument("--tau2", metavar="PATH", help="a tau2-bench checkout to time beside ours")
     parser.add_argument("--tau2-python", metavar="PY", help="a Python that imports tau2")
     parser.add_argument("--tau2-rounds", type=int, default=1, help="replays of tau2's episodes")
