@@ -191,12 +191,19 @@ def _has_nonfinite(value: Any) -> bool:
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, float):
+        kind = type(item)  # exact types first: isinstance with unions is slow on this path
+        if kind is str or item is None or kind is int or kind is bool:
+            continue
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif isinstance(item, float):
             if not math.isfinite(item):
                 return True
         elif isinstance(item, dict):
             stack.extend(item.values())
-        elif isinstance(item, list | tuple):
+        elif isinstance(item, (list, tuple)):
             stack.extend(item)
     return False
 

@@ -185,7 +185,7 @@ class Tool:
                 f"Invalid arguments for {self.name}: expected a JSON object, "
                 f"got {_type_name(arguments)}"
             )
-        if self._closed:
+        if self._closed and not arguments.keys() <= self._properties.keys():
             extra = [k for k in arguments if k not in self._properties]
             if extra:
                 odd = next((k for k in extra if not isinstance(k, str)), None)
@@ -307,7 +307,9 @@ class Toolbox:
                 :class:`ToolExecutionError` too (and logged) so that a buggy tool never crashes
                 a training run; ``strict=True`` re-raises it instead (tests use it).
         """
-        tool = self.get(name)
+        tool = self.tools.get(name) if type(name) is str else None
+        if tool is None:
+            tool = self.get(name)  # raises ToolNotFound with the closest names
         arguments = tool.check_arguments(arguments)
         ctx.calls += 1
         try:
