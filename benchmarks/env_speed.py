@@ -7,7 +7,9 @@ Every row is one named operation that *succeeds*, timed where a real episode per
 - ``step read|write <tool>``: the tool's gold calls, cycling over every place a gold chain
   uses it; before each sample the episode is reset to that task and the chain's earlier
   calls are replayed (untimed), so each timed call is the gold call in its real context
-  (a write that succeeds once per episode is never repeated).
+  (a write that succeeds once per episode is never repeated). All tools' samples run in
+  one shuffled order, as a mix of tasks would run them, so no tool keeps caches warm for
+  itself. ``workload.py`` times whole gold episodes in order.
 - ``final answer + verify <kind>``: the ``submit`` step at the end of a replayed gold episode
   (reward 1.0), i.e. the verification a trainer pays, not a fresh episode's.
 - ``step read <tool>, turn 200+``: the cheapest read at turns 201-230 of one episode, where
@@ -24,6 +26,7 @@ alternating rounds (``PYTHONPATH``) and prints other/this ratios.
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from typing import Any
 
@@ -63,18 +66,36 @@ def _contexts(spec: Any, ok_tasks: list[Any]) -> tuple[dict[str, list[Context]],
     return found["read"], found["write"]
 
 
-def time_gold_calls(env: Any, tool: str, contexts: list[Context], n: int) -> tuple[Series, Series]:
-    """``n`` samples of ``tool``'s gold calls, each after its chain's prefix; ok vs failed."""
-    ok, failed = Series(tool), Series(f"{tool} (error path)")
-    for j in range(n):
-        task, i = contexts[j % len(contexts)]
+def time_gold_calls(
+    env: Any, found: dict[str, dict[str, list[Context]]], n: int, seed: int = 0
+) -> dict[tuple[str, str], tuple[Series, Series]]:
+    """``n`` samples of every tool's gold calls, each after its chain's prefix, ok vs failed.
+
+    All tools' samples run in one seeded shuffled order: a tool's samples never run back to
+    back, so no row gains from caches that the episodes of other tasks (writes above all)
+    would have emptied in a real mix of tasks.
+    """
+    jobs = [
+        (kind, tool, contexts[j % len(contexts)])
+        for kind, tools in found.items()
+        for tool, contexts in tools.items()
+        for j in range(n)
+    ]
+    random.Random(seed).shuffle(jobs)
+    out = {
+        (kind, tool): (Series(f"step {kind} {tool}"), Series(f"step {kind} {tool} (error path)"))
+        for kind, tools in found.items()
+        for tool in tools
+    }
+    for kind, tool, (task, i) in jobs:
         outputs = play_prefix(env, task, i)
         if outputs is None:
             continue
         action = gold_action(gold_calls(task)[i], outputs)
         (_, _, _, _, info), cpu, wall = timed(lambda a=action: env.step(a))
+        ok, failed = out[kind, tool]
         (ok if info["tool_results"][0]["ok"] else failed).add(cpu, wall)
-    return ok, failed
+    return out
 
 
 def time_verify(env: Any, tasks: list[Any], n: int) -> tuple[Series, Series]:
@@ -124,13 +145,14 @@ def run(args: argparse.Namespace) -> tuple[list[dict], str]:
         reset.add(*timed(lambda s=i: env.reset(seed=s))[1:])
     rows.append(reset.summary())
     cheapest: tuple[float, str] = (float("inf"), "")
-    for kind, found in (("read", reads), ("write", writes)):
-        for tool, contexts in list(found.items())[: args.tools]:
-            ok, failed = time_gold_calls(env, tool, contexts, args.n)
-            ok.name, failed.name = f"step {kind} {ok.name}", f"step {kind} {failed.name}"
-            rows += [ok.summary()] + ([failed.summary()] if failed.cpu else [])
-            if kind == "read" and ok.cpu:
-                cheapest = min(cheapest, (ok.summary()["cpu_med"], tool))
+    found = {
+        "read": dict(list(reads.items())[: args.tools]),
+        "write": dict(list(writes.items())[: args.tools]),
+    }
+    for (kind, tool), (ok, failed) in time_gold_calls(env, found, args.n).items():
+        rows += [ok.summary()] + ([failed.summary()] if failed.cpu else [])
+        if kind == "read" and ok.cpu:
+            cheapest = min(cheapest, (ok.summary()["cpu_med"], tool))
     if cheapest[1]:
         task, i = reads[cheapest[1]][0]
         outputs = play_prefix(env, task, i)
