@@ -106,6 +106,8 @@ def _equal(value: Any, wanted: Any) -> bool:
     membership, a list argument (``ids[]=a&ids[]=b``) matches any of its values."""
     if value is _MISSING or value is None:
         return False
+    if type(value) is str and type(wanted) is str:  # the common case, decided at once
+        return value == wanted
     if isinstance(wanted, list):
         return any(_equal(value, w) for w in wanted)
     if isinstance(value, list):
@@ -113,6 +115,15 @@ def _equal(value: Any, wanted: Any) -> bool:
     if value == wanted and type(value) is type(wanted):
         return True
     return _text(value) == _text(wanted)
+
+
+def _holds(record: Record, checks: list[tuple[str, Any]]) -> bool:
+    """Whether every ``(field, wanted)`` matches the record (a loop: a list op runs it on
+    every record of the collection)."""
+    for field, wanted in checks:
+        if not _equal(record.get(field, _MISSING), wanted):
+            return False
+    return True
 
 
 def _encode_cursor(offset: int) -> str:
@@ -251,11 +262,10 @@ class _Op:
         scope = [(f, args[a]) for a, f, _ in self.parents if a in args]
         needle = args.get(self.search_arg) if self.search_arg else None
         needle = _text(needle).casefold() if needle not in (None, "") else None
+        checks = scope + filters  # every one must hold (scope first, as the API nests)
         rows = []
         for record in ctx.db.scan(self.collection):
-            if any(not _equal(record.get(f, _MISSING), v) for f, v in scope):
-                continue
-            if any(not _equal(record.get(f, _MISSING), v) for f, v in filters):
+            if checks and not _holds(record, checks):
                 continue
             if needle is not None and not any(
                 needle in _text(record.get(f, "")).casefold() for f in self.search_fields
