@@ -57,11 +57,7 @@ def post_database_query(
     database = find_database(ctx.db, dbid)
     schema = database["properties"]
     trashed = bool(archived or in_trash)
-    pages = [
-        p
-        for p in ctx.db.where("pages", "database_id", _database_of, dbid)
-        if bool(p.get("archived") or p.get("in_trash")) == trashed
-    ]
+    pages = ctx.db.where("pages", "database_and_trash", _database_and_trash, (dbid, trashed))
     if filter:
         predicate = compile_filter(filter, schema, ctx.now())
         pages = [p for p in pages if predicate(p)]
@@ -84,8 +80,11 @@ def post_database_query(
     return listing
 
 
-def _database_of(page: dict[str, Any]) -> Any:
-    return page.get("parent", {}).get("database_id")
+def _database_and_trash(page: dict[str, Any]) -> tuple[Any, bool]:
+    """A page's database and whether it is in the trash: what a query selects by."""
+    return page.get("parent", {}).get("database_id"), bool(
+        page.get("archived") or page.get("in_trash")
+    )
 
 
 def retrieve_a_database(ctx: ToolContext, database_id: str) -> Encoded | dict[str, Any]:
