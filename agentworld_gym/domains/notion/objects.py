@@ -144,7 +144,8 @@ def minute_iso(ctx: ToolContext) -> str:
 
 
 _MINUTES: dict[tuple[Any, Any, int], str] = {}
-"""(clock start, call count) → the stamp: every episode of a task writes the same ones."""
+"""(clock start, its UTC offset, call count) → the stamp: every episode of a task writes the
+same ones."""
 
 
 def public(record: dict[str, Any]) -> dict[str, Any]:
