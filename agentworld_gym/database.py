@@ -289,8 +289,13 @@ class Database:
 
     def put(self, collection: str, record: Record) -> Record:
         """Insert or replace a record (by its primary key)."""
-        key = str(record[self.primary_key(collection)])
-        self._layer(collection)[key] = record
+        meta = self._base.collections.get(collection) or self._meta(collection)
+        key = str(record[meta.primary_key])
+        overlay = self._txn if self._txn is not None else self._committed
+        layer = overlay.get(collection)
+        if layer is None:
+            layer = overlay[collection] = {}
+        layer[key] = record
         return record
 
     def delete(self, collection: str, key: Any) -> Record:

@@ -255,7 +255,7 @@ def root_page_id(ctx: ToolContext, block: dict[str, Any]) -> str | None:
 
 def patch_block_children(
     ctx: ToolContext, block_id: str, children: list[Any], after: str | None = None
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     bid = normalize_id(block_id, "path.block_id")
     kind, parent = container(ctx, bid)
     if parent.get("archived") or parent.get("in_trash"):
@@ -269,7 +269,7 @@ def patch_block_children(
     mark_edited(
         ctx, kind, ctx.db.get("pages" if kind == "page" else "blocks", bid), has_children=True
     )
-    return paginate([public(b) for b in top], None, None, kind="block")
+    return public_listing(ctx.db, paginate(top, None, None, kind="block"), "blocks")
 
 
 # -- updating ------------------------------------------------------------------------------

@@ -178,7 +178,7 @@ def post_page(
     children: list[str] | None = None,
     icon: str | None = None,
     cover: str | None = None,
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     database = holder = None
     if "database_id" in parent:
         dbid = normalize_id(parent["database_id"], "body.parent.database_id")
@@ -232,7 +232,7 @@ def post_page(
         insert_children(ctx, page["id"], built, None)
     if holder is not None:
         _add_child_page_block(ctx, holder, page)
-    return public(page)
+    return public_record(ctx.db, "pages", page)
 
 
 def _parse_children(children: list[Any] | None) -> list[Any]:

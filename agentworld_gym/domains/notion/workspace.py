@@ -134,7 +134,7 @@ def retrieve_a_comment(
 
 def create_a_comment(
     ctx: ToolContext, parent: dict[str, Any], rich_text: list[dict[str, Any]]
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     pid = normalize_id(parent.get("page_id"), "body.parent.page_id")
     find_page(ctx.db, pid)
     content = rich_text_from_request(rich_text, "body.rich_text")
@@ -153,4 +153,4 @@ def create_a_comment(
         "_seq": ctx.db.count("comments"),
     }
     ctx.db.insert("comments", comment)
-    return public(comment)
+    return public_record(ctx.db, "comments", comment)
