@@ -320,35 +320,54 @@ def _uuid_like(arg: Any) -> Any:
 
 
 def _date(name: str, cond: str, arg: Any, now: dt.datetime) -> Predicate:
+    tester = _date_tester(cond, arg, now)
+
     def test(page: dict[str, Any]) -> bool:
         value = page.get("properties", {}).get(name)
         date = (value or {}).get("date") if value and value.get("type") == "date" else None
-        return date_test(date.get("start") if date else None, cond, arg, now)
+        return tester(date.get("start") if date else None)
 
     return test
 
 
 def date_test(start: str | None, cond: str, arg: Any, now: dt.datetime) -> bool:
     """Shared by date properties and timestamp filters; ``arg`` is ``(datetime, date_only)``."""
+    return _date_tester(cond, arg, now)(start)
+
+
+_DATE_COMPARE = {
+    "equals": operator.eq,
+    "before": operator.lt,
+    "after": operator.gt,
+    "on_or_before": operator.le,
+    "on_or_after": operator.ge,
+}
+_RELATIVE = CONDITIONS["date"][7:]
+
+
+def _date_tester(cond: str, arg: Any, now: dt.datetime) -> Callable[[str | None], bool]:
+    """:func:`date_test` for one condition, with what does not depend on the page done once."""
     if cond in ("is_empty", "is_not_empty"):
-        return (start is None) == (cond == "is_empty")
-    if start is None:
-        return False
-    when, when_date_only = parse_when(start)
-    if cond in CONDITIONS["date"][7:]:
-        return _relative(when.date(), cond, now.date())
+        empty = cond == "is_empty"
+        return lambda start: (start is None) == empty
+    if cond in _RELATIVE:
+        today = now.date()
+        return lambda start: (
+            start is not None and _relative(parse_when(start)[0].date(), cond, today)
+        )
     target, date_only = arg
-    if date_only or when_date_only:
-        left, right = when.date(), target.date()
-    else:
-        left, right = when, target
-    return {
-        "equals": left == right,
-        "before": left < right,
-        "after": left > right,
-        "on_or_before": left <= right,
-        "on_or_after": left >= right,
-    }[cond]
+    target_day = target.date()
+    compare = _DATE_COMPARE[cond]
+
+    def test(start: str | None) -> bool:
+        if start is None:
+            return False
+        when, when_date_only = parse_when(start)
+        if date_only or when_date_only:
+            return compare(when.date(), target_day)
+        return compare(when, target)
+
+    return test
 
 
 def _relative(day: dt.date, cond: str, today: dt.date) -> bool:
@@ -396,7 +415,8 @@ def _timestamp_filter(flt: dict[str, Any], now: dt.datetime, where: str) -> Pred
             f'`"last_edited_time"` with a matching condition object, instead was `{js(stamp)}`.'
         )
     cond, value = _condition(flt[stamp], "date", stamp, f"{where}.{stamp}")
-    return lambda page: date_test(page.get(stamp), cond, value, now)
+    tester = _date_tester(cond, value, now)
+    return lambda page: tester(page.get(stamp))
 
 
 # -- sorts ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ options are rejected.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import re
 from typing import Any
@@ -305,7 +306,16 @@ def sortable_text(value: dict[str, Any]) -> str:
 
 
 def parse_when(text: str) -> tuple[dt.datetime, bool]:
-    """``"2026-08-05"`` → (midnight UTC, date_only=True); datetimes keep their time."""
+    """``"2026-08-05"`` → (midnight UTC, date_only=True); datetimes keep their time.
+
+    Memoised for text: a date filter parses every page's date on every query.
+    """
+    if type(text) is str:
+        return _parse_when_text(text)
+    return _parse_when(text)
+
+
+def _parse_when(text: str) -> tuple[dt.datetime, bool]:
     if len(text) == 10:
         day = dt.date.fromisoformat(text)
         return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC), True
@@ -313,3 +323,6 @@ def parse_when(text: str) -> tuple[dt.datetime, bool]:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=dt.UTC)
     return parsed.astimezone(dt.UTC), False
+
+
+_parse_when_text = functools.lru_cache(maxsize=8192)(_parse_when)
