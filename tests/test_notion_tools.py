@@ -636,3 +636,43 @@ def test_queries_serve_cached_json_yet_see_the_episode_writes(spec, toolbox):
     second = ToolContext(db=spec.database.fork(), env_id="notion", task_id="b")
     assert toolbox.call(second, "API-post-database-query", args, strict=True) == before
     assert toolbox.call(second, "API-post-search", {"query": "renamed in this"})["results"] == []
+
+
+def test_filter_verdicts_are_reused_only_where_nothing_changed(spec, toolbox):
+    """A filter's verdicts on unchanged pages are remembered across episodes; a page this
+    episode wrote, a schema it changed and another clock date are judged afresh."""
+    import datetime as dt
+
+    def query(ctx, flt):
+        result = toolbox.call(
+            ctx, "API-post-database-query", {"database_id": TASKS_DB, "filter": flt}, strict=True
+        )
+        return names(result)
+
+    def fresh(**clock):
+        return ToolContext(db=spec.database.fork(), env_id="notion", task_id="v", **clock)
+
+    past_week = {"property": "Due", "date": {"past_week": {}}}
+    first = query(fresh(), past_week)
+    assert query(fresh(), past_week) == first
+    later = dt.datetime(2026, 9, 5, 9, tzinfo=dt.UTC)
+    assert set(query(fresh(clock_start=later), past_week)) != set(first)
+    ctx = fresh()
+    by_name = {"property": "Name", "title": {"equals": "Add Apple Pay support"}}
+    (page,) = toolbox.call(
+        ctx, "API-post-database-query", {"database_id": TASKS_DB, "filter": by_name}, strict=True
+    )["results"]
+    renamed = {"Name": {"title": [{"text": {"content": "Apple Pay, renamed"}}]}}
+    toolbox.call(ctx, "API-patch-page", {"page_id": page["id"], "properties": renamed})
+    assert query(ctx, by_name) == []
+    assert query(ctx, {"property": "Name", "title": {"contains": "renamed"}}) == [
+        "Apple Pay, renamed"
+    ]
+    grown = {"properties": {"Name": {"name": "Task"}}}
+    toolbox.call(ctx, "API-update-a-database", {"database_id": TASKS_DB, **grown}, strict=True)
+    renamed_prop = {"property": "Task", "title": {"contains": "renamed"}}
+    found = toolbox.call(
+        ctx, "API-post-database-query", {"database_id": TASKS_DB, "filter": renamed_prop}
+    )
+    assert [p["id"] for p in found["results"]] == [page["id"]]
+    assert query(fresh(), by_name) == ["Add Apple Pay support"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any
 
+import orjson
+
 from agentworld_gym.domains.notion.blocks import insert_children, mark_edited
 from agentworld_gym.domains.notion.filters import compile_filter, sort_pages
 from agentworld_gym.domains.notion.objects import (
@@ -59,8 +61,7 @@ def post_database_query(
     trashed = bool(archived or in_trash)
     pages = ctx.db.where("pages", "database_and_trash", _database_and_trash, (dbid, trashed))
     if filter:
-        predicate = compile_filter(filter, schema, ctx.now())
-        pages = [p for p in pages if predicate(p)]
+        pages = _filtered(ctx, database, filter, pages)
     pages.sort(key=itemgetter("id"))  # ids are unique: with the next sort, a total order
     pages.sort(key=itemgetter("created_time"), reverse=True)
     if sorts:
@@ -78,6 +79,65 @@ def post_database_query(
         out.append(item)
     listing["results"] = out
     return listing
+
+
+def _filtered(
+    ctx: ToolContext, database: dict[str, Any], flt: dict[str, Any], pages: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The pages ``flt`` keeps; its verdict on an unchanged page is remembered.
+
+    The filter is compiled (and so validated) on every call. A verdict depends only on the
+    filter, the database's schema, the page and the clock's date (relative date conditions):
+    for a database and pages of the shared initial state it is kept per filter and date and
+    reused by every episode (group rollouts of a task repeat their queries); a page or a
+    schema this episode changed is judged afresh.
+    """
+    now = ctx.now()
+    predicate = compile_filter(flt, database["properties"], now)
+    verdicts = _verdicts(ctx, database, flt, now)
+    if verdicts is None:
+        return [p for p in pages if predicate(p)]
+    kept = []
+    for page in pages:
+        key = page["id"]
+        hit = verdicts.get(key)
+        if hit is not None and hit[0] is page:
+            ok = hit[1]
+        else:
+            ok = predicate(page)
+            if ctx.db.initial("pages", key) is page:
+                verdicts[key] = (page, ok)
+        if ok:
+            kept.append(page)
+    return kept
+
+
+_MAX_FILTERS = 1024
+"""Distinct (database, filter, date) verdict tables kept per initial state."""
+
+
+def _verdicts(
+    ctx: ToolContext, database: dict[str, Any], flt: dict[str, Any], now: Any
+) -> dict[str, tuple[dict[str, Any], bool]] | None:
+    """The verdict table of this filter, or ``None`` when the schema changed in this episode."""
+    if ctx.db.initial("databases", database["id"]) is not database:
+        return None
+    try:
+        text = orjson.dumps(flt)
+    except TypeError:
+        return None
+    tables = ctx.db.memo("notion:filter_verdicts", _new_tables)
+    key = (database["id"], text, now.date())
+    table = tables.get(key)
+    if table is None:
+        if len(tables) >= _MAX_FILTERS:
+            tables.clear()
+        table = tables[key] = {}
+    return table
+
+
+def _new_tables(_: Any) -> dict[tuple[str, bytes, Any], dict[str, Any]]:
+    return {}
 
 
 def _database_and_trash(page: dict[str, Any]) -> tuple[Any, bool]:
