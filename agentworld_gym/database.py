@@ -77,6 +77,10 @@ def _group(
     return groups
 
 
+def _positions(db: Database, collection: str) -> dict[str, int]:
+    return {k: i for i, k in enumerate(db._base.records[collection])}
+
+
 def _snapshot(records: Mapping[str, Mapping[str, Record]], documents: Mapping[str, Any]):
     state: dict[str, Any] = {name: list(recs.values()) for name, recs in records.items()}
     state.update(documents)
@@ -228,9 +232,16 @@ class Database:
                     yield rec
 
     def where(
-        self, collection: str, index: str, key: Callable[[Record], Any], value: Any
+        self,
+        collection: str,
+        index: str,
+        key: Callable[[Record], Any],
+        value: Any,
+        *,
+        in_scan_order: bool = False,
     ) -> list[Record]:
-        """The records with ``key(record) == value`` (read-only), in no promised order.
+        """The records with ``key(record) == value`` (read-only), in no promised order, or in
+        :meth:`scan`'s order with ``in_scan_order`` (for writes whose order shows later).
 
         The initial state is grouped by ``key`` once, under the name ``index``, and shared by
         every episode; only the records this episode changed are looked at again. A lookup by
@@ -239,14 +250,22 @@ class Database:
         groups = self.memo(f"where:{collection}:{index}", lambda db: _group(db, collection, key))
         hits = groups.get(value)
         touched = self._touched(collection)
-        if not touched:
+        if not touched:  # the hits are in the initial state's order, scan's order
             return [rec for _, rec in hits] if hits else []
-        out = [rec for k, rec in hits if k not in touched] if hits else []
+        kept = [(k, rec) for k, rec in hits if k not in touched] if hits else []
+        added: list[Record] = []
+        base = self._base.records[collection]
         for k in touched:
             rec = self.get(collection, k)
             if rec is not None and key(rec) == value:
-                out.append(rec)
-        return out
+                if k in base:
+                    kept.append((k, rec))
+                else:
+                    added.append(rec)
+        if in_scan_order:  # changed initial records where they were, then new ones
+            position = self.memo(f"position:{collection}", lambda db: _positions(db, collection))
+            kept.sort(key=lambda item: position[item[0]])
+        return [rec for _, rec in kept] + added
 
     def _touched(self, collection: str) -> dict[str, Any]:
         """Keys this episode wrote in ``collection`` (committed or in the open transaction)."""

@@ -105,3 +105,25 @@ def test_pickle_and_deepcopy_leave_the_memo_behind(db):
     for clone in (pickle.loads(pickle.dumps(ep)), copy.deepcopy(ep)):
         assert clone.fingerprint() == ep.fingerprint()
         assert [r["id"] for r in clone.where("items", "parity", lambda r: r["n"] % 2, 1)] == ["a"]
+
+
+def test_where_in_scan_order_matches_a_filtered_scan():
+    rows = [{"id": str(i), "g": i % 3} for i in range(30)]
+    ep = Database({"items": rows}).fork()
+
+    def group(rec):
+        return rec["g"]
+
+    ep.where("items", "g", group, 1)  # the index is built from the initial state
+    for i in (25, 4, 13):  # changed records keep their places; a move changes the group
+        moved = copy_record(ep.get("items", str(i)))
+        moved["g"] = 1
+        ep.put("items", moved)
+    ep.insert("items", {"id": "new-b", "g": 1})
+    with ep.transaction():
+        ep.insert("items", {"id": "new-a", "g": 1})
+        ep.delete("items", "7")
+        scanned = [r["id"] for r in ep.scan("items") if r["g"] == 1]
+        ordered = [r["id"] for r in ep.where("items", "g", group, 1, in_scan_order=True)]
+        assert ordered == scanned
+        assert sorted(r["id"] for r in ep.where("items", "g", group, 1)) == sorted(scanned)

@@ -140,6 +140,10 @@ def _new_tables(_: Any) -> dict[tuple[str, bytes, Any], dict[str, Any]]:
     return {}
 
 
+def _database_of(page: dict[str, Any]) -> Any:
+    return page.get("parent", {}).get("database_id")
+
+
 def _database_and_trash(page: dict[str, Any]) -> tuple[Any, bool]:
     """A page's database and whether it is in the trash: what a query selects by."""
     return page.get("parent", {}).get("database_id"), bool(
@@ -367,9 +371,7 @@ def _migrate_pages(
     removed: list[str],
     added: list[str],
 ) -> None:
-    for page in list(ctx.db.scan("pages")):
-        if page.get("parent", {}).get("database_id") != dbid:
-            continue
+    for page in ctx.db.where("pages", "database", _database_of, dbid, in_scan_order=True):
         props = {renames.get(k, k): v for k, v in page["properties"].items()}
         for name in removed:
             props.pop(name, None)
