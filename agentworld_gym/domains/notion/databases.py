@@ -13,7 +13,6 @@ from agentworld_gym.domains.notion.objects import (
     archived_error,
     bot_user,
     database_title,
-    editable,
     find_database,
     find_page,
     minute_iso,
@@ -285,9 +284,10 @@ def update_a_database(
     title: list[dict[str, Any]] | None = None,
     description: list[dict[str, Any]] | None = None,
     properties: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Encoded | dict[str, Any]:
     dbid = normalize_id(database_id, "path.database_id")
-    database = editable(find_database(ctx.db, dbid))
+    database = dict(find_database(ctx.db, dbid))  # copy-on-write: fields, schema map, options
+    database["properties"] = dict(database["properties"])
     if database.get("archived") or database.get("in_trash"):
         raise archived_error()
     if title is not None:
@@ -320,10 +320,10 @@ def update_a_database(
         _migrate_pages(ctx, dbid, schema, renames, removed, added)
     block = ctx.db.get("blocks", dbid)
     if block is not None and title is not None:
-        fixed = editable(block)
+        fixed = dict(block)
         fixed["child_database"] = {"title": database_title(database)}
         ctx.db.put("blocks", fixed)
-    return public(database)
+    return public_record(ctx.db, "databases", database)
 
 
 def _update_property(
@@ -347,6 +347,8 @@ def _update_property(
     if kinds and prop["type"] in ("select", "multi_select"):
         config = spec[kinds[0]] if isinstance(spec[kinds[0]], dict) else {}
         if "options" in config:
+            kind = prop["type"]
+            prop = schema[name] = {**prop, kind: dict(prop[kind])}  # a copy to change
             old = {o["name"]: o for o in prop[prop["type"]]["options"]}
             new = _options(dbid, name, config["options"], where)
             prop[prop["type"]]["options"] = [old.get(o["name"], o) for o in new]
