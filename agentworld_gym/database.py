@@ -267,6 +267,11 @@ class Database:
             kept.sort(key=lambda item: position[item[0]])
         return [rec for _, rec in kept] + added
 
+    def has_changes(self, collection: str) -> bool:
+        """Whether this episode wrote any record of ``collection`` (committed or in the open
+        transaction): if not, what was derived from its initial records still holds."""
+        return bool(self._touched(collection))
+
     def _touched(self, collection: str) -> dict[str, Any]:
         """Keys this episode wrote in ``collection`` (committed or in the open transaction)."""
         committed = self._committed.get(collection)

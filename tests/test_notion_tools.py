@@ -676,3 +676,19 @@ def test_filter_verdicts_are_reused_only_where_nothing_changed(spec, toolbox):
     )
     assert [p["id"] for p in found["results"]] == [page["id"]]
     assert query(fresh(), by_name) == ["Add Apple Pay support"]
+
+
+def test_filter_memo_keeps_the_trash_apart(spec, toolbox):
+    flt = {"property": "Status", "status": {"does_not_equal": "zzz"}}
+
+    def ids_of(ctx, **extra):
+        args = {"database_id": TASKS_DB, "filter": flt, **extra}
+        return [p["id"] for p in toolbox.call(ctx, "API-post-database-query", args)["results"]]
+
+    first = ToolContext(db=spec.database.fork(), env_id="notion", task_id="t")
+    live = ids_of(first)
+    toolbox.call(first, "API-patch-page", {"page_id": live[0], "archived": True}, strict=True)
+    assert live[0] in ids_of(first, archived=True)
+    assert live[0] not in ids_of(first)
+    second = ToolContext(db=spec.database.fork(), env_id="notion", task_id="t")
+    assert ids_of(second) == live and live[0] not in ids_of(second, archived=True)

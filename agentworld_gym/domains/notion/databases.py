@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
@@ -60,7 +61,7 @@ def post_database_query(
     trashed = bool(archived or in_trash)
     pages = ctx.db.where("pages", "database_and_trash", _database_and_trash, (dbid, trashed))
     if filter:
-        pages = _filtered(ctx, database, filter, pages)
+        pages = _filtered(ctx, database, filter, pages, trashed)
     pages.sort(key=itemgetter("id"))  # ids are unique: with the next sort, a total order
     pages.sort(key=itemgetter("created_time"), reverse=True)
     if sorts:
@@ -81,22 +82,31 @@ def post_database_query(
 
 
 def _filtered(
-    ctx: ToolContext, database: dict[str, Any], flt: dict[str, Any], pages: list[dict[str, Any]]
+    ctx: ToolContext,
+    database: dict[str, Any],
+    flt: dict[str, Any],
+    pages: list[dict[str, Any]],
+    trashed: bool,
 ) -> list[dict[str, Any]]:
-    """The pages ``flt`` keeps; its verdict on an unchanged page is remembered.
+    """The pages ``flt`` keeps, remembering what does not change.
 
-    The filter is compiled (and so validated) on every call. A verdict depends only on the
-    filter, the database's schema, the page and the clock's date (relative date conditions):
-    for a database and pages of the shared initial state it is kept per filter and date and
-    reused by every episode (group rollouts of a task repeat their queries); a page or a
-    schema this episode changed is judged afresh.
+    A filter's verdict depends only on the filter, the database's schema, the page and the
+    clock's date (relative date conditions). For a database of the shared initial state the
+    compiled filter and its verdicts are kept per (database, trash, filter, date) and reused
+    by every episode (group rollouts of a task repeat their queries): the whole answer while
+    the episode has changed no page, the verdict of each unchanged page otherwise. A page or
+    a schema the episode changed is judged afresh; a filter is validated when first seen.
     """
     now = ctx.now()
-    predicate = compile_filter(flt, database["properties"], now)
-    verdicts = _verdicts(ctx, database, flt, now)
-    if verdicts is None:
+    memo = _filter_memo(ctx, database, flt, now, trashed)
+    if memo is None:
+        predicate = compile_filter(flt, database["properties"], now)
         return [p for p in pages if predicate(p)]
-    kept = []
+    if not ctx.db.has_changes("pages"):
+        if memo.untouched is None:
+            memo.untouched = [p for p in pages if memo.predicate(p)]
+        return list(memo.untouched)
+    verdicts, predicate, kept = memo.verdicts, memo.predicate, []
     for page in pages:
         key = page["id"]
         hit = verdicts.get(key)
@@ -111,31 +121,43 @@ def _filtered(
     return kept
 
 
+class _FilterMemo:
+    """One filter on one database of the initial state: compiled once, with its verdicts."""
+
+    __slots__ = ("predicate", "verdicts", "untouched")
+
+    def __init__(self, predicate: Callable[[dict[str, Any]], bool]) -> None:
+        self.predicate = predicate
+        self.verdicts: dict[str, tuple[dict[str, Any], bool]] = {}
+        self.untouched: list[dict[str, Any]] | None = None
+
+
 _MAX_FILTERS = 1024
-"""Distinct (database, filter, date) verdict tables kept per initial state."""
+"""Distinct (database, trash, filter, date) memos kept per initial state."""
 
 
-def _verdicts(
-    ctx: ToolContext, database: dict[str, Any], flt: dict[str, Any], now: Any
-) -> dict[str, tuple[dict[str, Any], bool]] | None:
-    """The verdict table of this filter, or ``None`` when the schema changed in this episode."""
+def _filter_memo(
+    ctx: ToolContext, database: dict[str, Any], flt: dict[str, Any], now: Any, trashed: bool
+) -> _FilterMemo | None:
+    """The memo of this filter, or ``None`` when the schema changed in this episode."""
     if ctx.db.initial("databases", database["id"]) is not database:
         return None
     try:
         text = orjson.dumps(flt)
     except TypeError:
         return None
-    tables = ctx.db.memo("notion:filter_verdicts", _new_tables)
-    key = (database["id"], text, now.date())
-    table = tables.get(key)
-    if table is None:
-        if len(tables) >= _MAX_FILTERS:
-            tables.clear()
-        table = tables[key] = {}
-    return table
+    memos = ctx.db.memo("notion:filter_memos", _new_memos)
+    key = (database["id"], trashed, text, now.date())
+    memo = memos.get(key)
+    if memo is None:
+        predicate = compile_filter(flt, database["properties"], now)  # raises if invalid
+        if len(memos) >= _MAX_FILTERS:
+            memos.clear()
+        memo = memos[key] = _FilterMemo(predicate)
+    return memo
 
 
-def _new_tables(_: Any) -> dict[tuple[str, bytes, Any], dict[str, Any]]:
+def _new_memos(_: Any) -> dict[tuple[str, bool, bytes, Any], _FilterMemo]:
     return {}
 
 
