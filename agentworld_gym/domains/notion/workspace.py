@@ -82,7 +82,35 @@ def post_search(
                 'body failed validation: body.sort.direction should be `"ascending"` or '
                 f'`"descending"`, instead was `{js(direction)}`.'
             )
-    words = (query or "").casefold().split()
+    words = tuple((query or "").casefold().split())
+    if ctx.db.has_changes("pages") or ctx.db.has_changes("databases"):
+        found = _search(ctx, kinds, words, direction)
+    else:  # the initial state's answer, kept for every episode that has not written yet
+        answers = ctx.db.memo("notion:search", _new_answers)
+        key = (kinds, words, direction)
+        answer = answers.get(key)
+        if answer is None:
+            if len(answers) >= _MAX_ANSWERS:
+                answers.clear()
+            answer = answers[key] = _search(ctx, kinds, words, direction)
+        found = list(answer)
+    listing = paginate(found, start_cursor, page_size, kind="page_or_database")
+    return public_listing(ctx.db, listing)
+
+
+_MAX_ANSWERS = 1024
+"""Distinct searches of the initial state kept (a memo, cleared when full)."""
+
+
+def _new_answers(_: Any) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    return {}
+
+
+def _search(
+    ctx: ToolContext, kinds: tuple[str, ...], words: tuple[str, ...], direction: str
+) -> list[dict[str, Any]]:
+    """The live pages and databases whose titles hold every word, most recently edited first
+    (or last), ties by id."""
     found = []
     for kind in kinds:
         collection = f"{kind}s"
@@ -97,8 +125,7 @@ def post_search(
                 found.append(record)
     found.sort(key=itemgetter("id"))
     found.sort(key=itemgetter("last_edited_time"), reverse=direction == "descending")
-    listing = paginate(found, start_cursor, page_size, kind="page_or_database")
-    return public_listing(ctx.db, listing)
+    return found
 
 
 def _is_live(record: dict[str, Any]) -> bool:
