@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from agentworld_gym.semantics import Meaning, meaning
+from agentworld_gym.verifiers.checks import leaves
 
 # -- request text ----------------------------------------------------------------------------
 
@@ -300,14 +301,8 @@ def verb_mismatches(task: dict[str, Any], env: EnvFacts) -> list[str]:
 
 
 def _leaves(value: Any) -> Iterator[str]:
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _leaves(v)
-    elif value is not None and not isinstance(value, bool):
-        yield str(value)
+    """Every non-null, non-boolean scalar as text (the values a request could quote)."""
+    return (str(v) for v in leaves(value) if not isinstance(v, bool))
 
 
 def _read_values(call: dict[str, Any], env: EnvFacts) -> set[str]:
