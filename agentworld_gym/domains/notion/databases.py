@@ -395,12 +395,26 @@ def _migrate_pages(
     removed: list[str],
     added: list[str],
 ) -> None:
+    # every page of the database is rewritten, so the per-page work is kept to C-level copies:
+    # a plain ``copy``, or with renames the page's keys renamed in place (order kept), worked
+    # out once per key order (the pages of a database mostly share one)
+    blanks = [(name, schema[name]) for name in added]
+    renamed: dict[tuple[str, ...], tuple[str, ...]] = {}
+    put = ctx.db.put
     for page in ctx.db.where("pages", "database", _database_of, dbid, in_scan_order=True):
-        props = {renames.get(k, k): v for k, v in page["properties"].items()}
+        old = page["properties"]
+        if renames:
+            keys = tuple(old)
+            new_keys = renamed.get(keys)
+            if new_keys is None:
+                new_keys = renamed[keys] = tuple([renames.get(k, k) for k in keys])
+            props = dict(zip(new_keys, old.values(), strict=True))
+        else:
+            props = old.copy()
         for name in removed:
             props.pop(name, None)
-        for name in added:
-            props[name] = empty_value(schema[name])
-        updated = dict(page)  # copy-on-write: a new property map, the values it keeps shared
+        for name, prop in blanks:
+            props[name] = empty_value(prop)
+        updated = page.copy()  # copy-on-write: a new property map, the values it keeps shared
         updated["properties"] = props
-        ctx.db.put("pages", updated)
+        put("pages", updated)
