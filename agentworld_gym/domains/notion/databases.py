@@ -395,20 +395,15 @@ def _migrate_pages(
     removed: list[str],
     added: list[str],
 ) -> None:
-    # every page of the database is rewritten, so the per-page work is kept to C-level copies:
-    # a plain ``copy``, or with renames the page's keys renamed in place (order kept), worked
-    # out once per key order (the pages of a database mostly share one)
+    # every page of the database is rewritten, so the per-page work is kept small: a C-level
+    # ``copy`` of the property map unless a rename changes its keys (renamed in place, so the
+    # order stays; a comprehension measured faster than zipping a precomputed key order)
     blanks = [(name, schema[name]) for name in added]
-    renamed: dict[tuple[str, ...], tuple[str, ...]] = {}
     put = ctx.db.put
     for page in ctx.db.where("pages", "database", _database_of, dbid, in_scan_order=True):
         old = page["properties"]
         if renames:
-            keys = tuple(old)
-            new_keys = renamed.get(keys)
-            if new_keys is None:
-                new_keys = renamed[keys] = tuple([renames.get(k, k) for k in keys])
-            props = dict(zip(new_keys, old.values(), strict=True))
+            props = {renames.get(k, k): v for k, v in old.items()}
         else:
             props = old.copy()
         for name in removed:
