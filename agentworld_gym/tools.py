@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import functools
 import hashlib
 import importlib
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -95,20 +97,7 @@ class ToolContext:
         or any idle gap), a dict hit a few.
         """
         self._ids += 1
-        seed = f"{self.env_id}:{self.task_id}:{self._ids}"
-        text = _IDS.get(seed)
-        if text is None:
-            if len(_IDS) >= _IDS_MAX:
-                _IDS.clear()
-            digest = hashlib.sha256(seed.encode()).digest()
-            # str(uuid.UUID(bytes=digest[:16], version=4)) without the UUID object (half the
-            # cost): version 4, RFC 4122 variant
-            raw = bytearray(digest[:16])
-            raw[6] = (raw[6] & 0x0F) | 0x40
-            raw[8] = (raw[8] & 0x3F) | 0x80
-            h = raw.hex()
-            text = _IDS[seed] = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-        return text
+        return _uuid_for(f"{self.env_id}:{self.task_id}:{self._ids}")
 
 
 class EpisodeHooks(Protocol):
@@ -123,9 +112,13 @@ class EpisodeHooks(Protocol):
 
 
 ImplementationFactory = Callable[[ToolSpec, EnvSpec], ToolFn]
-_IDS: dict[str, str] = {}
-_IDS_MAX = 1 << 16
-"""``ToolContext.new_id``'s ids by seed text, shared by episodes (cleared when full)."""
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _uuid_for(seed: str) -> str:
+    """``ToolContext.new_id``'s id for a seed text, shared by episodes."""
+    return str(uuid.UUID(bytes=hashlib.sha256(seed.encode()).digest()[:16], version=4))
+
 
 _FACTORIES: dict[str, ImplementationFactory] = {}
 _PROVIDERS = {"op": "agentworld_gym.ops", "release": "agentworld_gym.release.runtime"}
