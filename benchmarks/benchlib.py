@@ -185,6 +185,26 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def parser_for(doc: str) -> argparse.ArgumentParser:
+    """A script's parser: its docstring's first line as description, the rest as epilog."""
+    return argparse.ArgumentParser(
+        description=doc.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=doc.split("\n", 2)[2],
+    )
+
+
+def parse(parser: argparse.ArgumentParser, script: str) -> tuple[argparse.Namespace, str] | None:
+    """Add the common options and parse. ``--compare`` runs its A/B rounds here and gives
+    None (the script is done); otherwise the arguments and the pinning line."""
+    add_common_args(parser)
+    args = parser.parse_args()
+    if args.compare:
+        run_compare(script, sys.argv[1:], args.compare, args.ab_rounds)
+        return None
+    return args, pin_if_asked(args)
+
+
 def pin_if_asked(args: argparse.Namespace) -> str:
     """Pin to the first allowed CPU with ``--pin``; say which."""
     if args.pin and hasattr(os, "sched_setaffinity"):

@@ -13,7 +13,6 @@ Targets: import < 0.5 s; every make <= 20 ms (max over the sample); catalog < 10
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import subprocess
@@ -25,11 +24,10 @@ from typing import Any
 from benchlib import (
     Load,
     Series,
-    add_common_args,
     load_line,
     package_line,
-    pin_if_asked,
-    run_compare,
+    parse,
+    parser_for,
     table,
     write_json,
 )
@@ -101,19 +99,13 @@ def make_times(ids: list[str]) -> dict[str, tuple[int, int, int, int]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("\n", 2)[2],
-    )
+    parser = parser_for(__doc__)
     parser.add_argument("--sample", type=int, default=200, help="environments to make")
     parser.add_argument("--imports", type=int, default=5, help="fresh imports to time")
-    add_common_args(parser)
-    args = parser.parse_args()
-    if args.compare:
-        run_compare(__file__, sys.argv[1:], args.compare, args.ab_rounds)
+    parsed = parse(parser, __file__)
+    if parsed is None:
         return
-    pinned = pin_if_asked(args)
+    args, pinned = parsed
     imports = import_times(args.imports)
 
     import agentworld_gym  # noqa: F401  (registers the catalog; the op runtime is not loaded)

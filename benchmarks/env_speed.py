@@ -27,21 +27,19 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from typing import Any
 
 from benchlib import (
     Load,
     Series,
-    add_common_args,
     answer_action,
     gold_action,
     gold_calls,
     load_line,
     package_line,
-    pin_if_asked,
+    parse,
+    parser_for,
     play_prefix,
-    run_compare,
     table,
     timed,
     timer_floor,
@@ -189,20 +187,14 @@ def run(args: argparse.Namespace) -> tuple[list[dict], str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("\n", 2)[2],
-    )
+    parser = parser_for(__doc__)
     parser.add_argument("--env", default="notion", help="registered environment or env folder")
     parser.add_argument("--n", type=int, default=500, help="samples per row")
     parser.add_argument("--tools", type=int, default=32, help="at most this many tools per kind")
-    add_common_args(parser)
-    args = parser.parse_args()
-    if args.compare:
-        run_compare(__file__, sys.argv[1:], args.compare, args.ab_rounds)
+    parsed = parse(parser, __file__)
+    if parsed is None:
         return
-    pinned = pin_if_asked(args)
+    args, pinned = parsed
     import agentworld_gym  # noqa: F401  (registers the catalog)
 
     with Load() as load:

@@ -22,7 +22,6 @@ adds our trainer with prefix sharing switched off.
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
@@ -34,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "experiments")]
 
 import torch  # noqa: E402
+from benchlib import parser_for  # noqa: E402
 from demo_envs import ENVS, ensure_demo_catalog  # noqa: E402
 
 import algorithms.grpo.trainer as grpo_trainer  # noqa: E402
@@ -187,11 +187,7 @@ def run_trl(args) -> list[Step]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("\n", 2)[2],
-    )
+    parser = parser_for(__doc__)
     parser.add_argument("--model", default="embedded", help="embedded | tiny | hub id")
     parser.add_argument("--tasks", type=int, default=4, help="groups per step")
     parser.add_argument("--group", type=int, default=4, help="completions per prompt")

@@ -33,15 +33,14 @@ from typing import Any
 from benchlib import (
     Load,
     Series,
-    add_common_args,
     answer_action,
     gold_action,
     gold_calls,
     load_line,
     package_line,
+    parse,
     parse_output,
-    pin_if_asked,
-    run_compare,
+    parser_for,
     table,
     timed,
     write_json,
@@ -246,11 +245,7 @@ def env_table(load: Workload) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("\n", 2)[2],
-    )
+    parser = parser_for(__doc__)
     parser.add_argument("--envs", type=int, default=20, help="catalog environments sampled")
     parser.add_argument("--seed", type=int, default=0, help="seed of the catalog sample")
     parser.add_argument("--rounds", type=int, default=5, help="replays of every gold episode")
@@ -259,12 +254,10 @@ def main() -> None:
     parser.add_argument("--tau2-rounds", type=int, default=1, help="replays of tau2's episodes")
     parser.add_argument("--tau2-tasks", type=int, default=None, help="first N tau2 tasks only")
     parser.add_argument("--per-env", action="store_true", help="also print one line per env")
-    add_common_args(parser)
-    args = parser.parse_args()
-    if args.compare:
-        run_compare(__file__, sys.argv[1:], args.compare, args.ab_rounds)
+    parsed = parse(parser, __file__)
+    if parsed is None:
         return
-    pinned = pin_if_asked(args)
+    args, pinned = parsed
     import agentworld_gym  # noqa: F401  (registers the catalog)
 
     with Load() as load:
