@@ -130,7 +130,6 @@ class _Slot:
     stats: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     """Entry name -> (mode, inode, ctime ns, size) as of the parent's last look."""
     stale: bool = False
-    used: bool = False
     closed: bool = False
 
 
@@ -320,9 +319,10 @@ class ToolRuntime:
             if len(self._idle) >= self.options.max_idle:
                 self._close_slot(slot)
                 continue
-            if slot.used:  # a process that ran an episode's code never serves another
-                slot.worker.restart()
-                self._clean(slot)
+            # every idle slot served an episode (its worker loaded the tools' code, at least):
+            # that process never serves another, and what the code left is cleaned away
+            slot.worker.restart()
+            self._clean(slot)
             return slot
 
     def _new_slot(self) -> _Slot:
@@ -365,7 +365,6 @@ class ToolRuntime:
 
     # -- keeping the folder equal to the episode's database -----------------------------------
     def _sync(self, slot: _Slot, db: Database) -> None:
-        slot.used = True
         if slot.stale:
             self._full_sync(slot, db)
             return
