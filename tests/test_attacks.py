@@ -20,7 +20,6 @@ import base64
 import gc
 import importlib.util
 import json
-import logging
 import os
 import shutil
 import socket
@@ -395,18 +394,6 @@ def _script(attack: str, args: dict[str, Any], mode: str = "raise") -> dict[str,
         + ending
     )
     return {"type": "script", "source": source, "timeout_s": 2, "memory_mb": 512}
-
-
-@pytest.fixture(autouse=True)
-def _no_tool_warning_records() -> Iterator[None]:
-    """Failed calls are logged with the exception, whose frames hold the episode's context;
-    pytest keeps log records until the test ends, which would keep the episode's worker out
-    of the pool and hide what the next episode inherits. Production handlers drop them."""
-    logger = logging.getLogger("agentworld_gym.tools")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
 
 
 @pytest.fixture
