@@ -463,3 +463,10 @@ def test_closed_worker_refuses_calls(workdir):
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not Path(f"/proc/{pid}").exists()  # killed and reaped
+
+
+def test_a_source_too_deep_to_compile_is_a_compile_error_not_a_crash():
+    # compiling runs in the parent first (once per source): absurd nesting must not raise there
+    for body in ("(" * 200_000 + "1" + ")" * 200_000, "-" * 500_000 + "1"):
+        result = run_function(f"def verify(a):\n    return {body}", "verify", [1])
+        assert not result.ok and result.error_type == SandboxErrorType.COMPILE, result.error

@@ -67,7 +67,7 @@ def _compiled(name: str, source: str) -> str | None:
     """
     try:
         code = compile(source, f"<sandbox:{name}>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # absurd nesting, NUL bytes
         return None
     return base64.b64encode(marshal.dumps(code)).decode("ascii")
 

@@ -129,7 +129,7 @@ class _Program:
                 code = marshal.loads(base64.b64decode(compiled))
             else:
                 code = compile(source, filename, "exec")
-        except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes in the source
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # NUL, nesting
             message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
             where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
             error = f"{type(exc).__name__}: {message}{where}"
