@@ -11,6 +11,7 @@ import hashlib
 import random
 from typing import Any
 
+from agentworld_gym.synthesis.fields import FieldValues, fold, kind_of, matches, words_of
 from agentworld_gym.verifiers.checks import _MISSING, get_path
 
 __all__ = [
@@ -24,63 +25,17 @@ __all__ = [
     "schema_type",
     "simple",
     "typed",
+    "writable_field",
 ]
 
 MISSING = _MISSING
-_ADJ = (
-    "amber",
-    "brisk",
-    "cobalt",
-    "dusky",
-    "ember",
-    "frosted",
-    "golden",
-    "hidden",
-    "ivory",
-    "jade",
-    "lunar",
-    "mellow",
-    "north",
-    "opal",
-    "quiet",
-    "rapid",
-    "silver",
-    "tidal",
-    "umber",
-    "velvet",
-    "willow",
-    "young",
-    "zephyr",
-    "coral",
-    "misty",
+_DOMAINS = ["example.com", "example.org", "example.net"]
+_NOT_WRITABLE_KINDS = frozenset(("etag", "id", "uuid", "secret", "discriminator"))
+_COUNTERS = frozenset(
+    "version revision rev sequence seq generation resourceversion lockversion "
+    "metageneration versionnumber".split()
 )
-_NOUN = (
-    "harbor",
-    "falcon",
-    "meadow",
-    "summit",
-    "beacon",
-    "canyon",
-    "delta",
-    "ember",
-    "forest",
-    "garden",
-    "horizon",
-    "island",
-    "lagoon",
-    "mesa",
-    "orchard",
-    "prairie",
-    "quarry",
-    "river",
-    "signal",
-    "timber",
-    "valley",
-    "window",
-    "atlas",
-    "comet",
-    "pillar",
-)
+_STAMPS = ("created", "creation", "updated", "modified", "lastmodified", "lastupdated", "deleted")
 
 
 def rng_for(seed: int, *parts: Any) -> random.Random:
@@ -114,17 +69,40 @@ def typed(value: Any, schema: dict[str, Any]) -> Any:
     return value
 
 
+def _leaf(field: str) -> tuple[str, str]:
+    """``address.city`` -> (``city``, ``address``); list indices are skipped."""
+    parts = [p for p in str(field).split(".") if p and not p.isdigit()]
+    if not parts:
+        return "", ""
+    return parts[-1], parts[-2] if len(parts) > 1 else ""
+
+
 def fresh_text(rng: random.Random, field: str = "") -> str:
-    """A short phrase no seed record has (``"cobalt harbor 417"``), shaped by the field name."""
-    a, n, k = rng.choice(_ADJ), rng.choice(_NOUN), rng.randint(100, 999)
-    low = field.lower()
-    if "email" in low:
-        return f"{a}.{n}{k}@example.com"
-    if "url" in low or "uri" in low or "link" in low:
-        return f"https://example.com/{a}-{n}-{k}"
-    if "phone" in low:
-        return f"+1-555-{k:03d}-{rng.randint(1000, 9999)}"
-    return f"{a.capitalize()} {n} {k}"
+    """A realistic value for the field (a surname for ``last_name``, a duration for
+    ``max_staleness``), drawn from ``rng`` alone by the mechanism seed records use."""
+    name, noun = _leaf(field)
+    return FieldValues(rng, _DOMAINS).string(name, {}, noun)
+
+
+def writable_field(name: str, schema: dict[str, Any] | None = None) -> bool:
+    """Whether a task may choose this field as a write target: not an id, key, secret,
+    etag, version counter, created/updated stamp, self link or type discriminator
+    (writing those reads oddly, and the API usually manages them itself)."""
+    schema = schema if isinstance(schema, dict) else {}
+    if schema.get("readOnly"):
+        return False
+    leaf, _ = _leaf(name)
+    if leaf.startswith(("$", "@", "_")):
+        return False
+    key = fold(leaf)
+    words = words_of(leaf) or [key]
+    if kind_of(leaf, schema) in _NOT_WRITABLE_KINDS or key in _COUNTERS:
+        return False
+    if key.startswith(_STAMPS) or words[-1] in ("etag", "checksum", "hash", "key", "keys"):
+        return False
+    if key in ("self", "href", "selflink", "links", "link", "kind", "object", "type"):
+        return False
+    return not key.endswith(("href", "selflink", "selfuri", "selfurl"))
 
 
 def new_value(
@@ -137,7 +115,8 @@ def new_value(
     """A schema-valid value different from ``current`` (``MISSING`` when none fits).
 
     ``known`` values (a categorical field's values in the seed data) are preferred, so that
-    writes look like the data; strings otherwise come from :func:`fresh_text`.
+    writes look like the data; strings otherwise come from the field-aware mechanism
+    (:class:`FieldValues`), avoiding ``current`` and the known values.
     """
     t = schema_type(schema)
     enum = [v for v in schema.get("enum", []) if v is not None and v != current]
@@ -163,18 +142,24 @@ def new_value(
             return f"2026-{rng.randint(9, 12):02d}-{rng.randint(1, 28):02d}"
         if fmt == "date-time":
             return f"2026-{rng.randint(9, 12):02d}-{rng.randint(1, 28):02d}T12:00:00Z"
-        if fmt in ("uuid", "binary", "byte") or schema.get("pattern"):
+        if fmt in ("uuid", "binary", "byte"):
             return MISSING
         options = [v for v in known or [] if isinstance(v, str) and v != current]
         if options and rng.random() < 0.7:
             return rng.choice(options)
-        value = fresh_text(rng, field)
-        if fmt == "email":
-            value = fresh_text(rng, "email")
-        elif fmt in ("uri", "url"):
-            value = fresh_text(rng, "url")
+        name, noun = _leaf(field)
+        values = FieldValues(rng, _DOMAINS)
+        taken = {current, *(v for v in known or [] if isinstance(v, str))}
         lo, hi = int(schema.get("minLength", 0)), int(schema.get("maxLength", 1000))
-        return value if lo <= len(value) <= hi else MISSING
+        pattern = schema.get("pattern")
+        for _ in range(6):
+            value = values.string(name, schema, noun)
+            if value in taken or not lo <= len(value) <= hi:
+                continue
+            if isinstance(pattern, str) and not matches(pattern, value):
+                return MISSING
+            return value
+        return MISSING
     return MISSING
 
 
