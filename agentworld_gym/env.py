@@ -177,7 +177,10 @@ class AgentWorldEnv(gym.Env[str, str]):
     Args:
         spec: the environment, or the path of its folder.
         split: which tasks ``reset`` draws from (``"train"``, ``"test"`` or ``"all"``).
-        max_turns: turn budget (default: the spec's ``runtime.max_turns``).
+        max_turns: turn budget of every episode (default: the task's own
+            ``difficulty.max_turns``, which leaves room to recover from errors on a long task,
+            else the spec's ``runtime.max_turns``). ``self.max_turns`` is the current
+            episode's budget, also given as ``info["max_turns"]`` at reset.
         judge: an LLM judge for rubric criteria without a machine check.
         max_action_chars: longer actions are refused with an error observation.
         max_calls_per_action: an action's calls past this many are refused unrun, each with
@@ -188,7 +191,7 @@ class AgentWorldEnv(gym.Env[str, str]):
     >>> env = gym.make("AgentWorld/notion-v0")
     >>> obs, info = env.reset(seed=0)
     >>> sorted(info)[:3]
-    ['env_id', 'messages', 'split']
+    ['env_id', 'max_turns', 'messages']
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -210,6 +213,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         if not self.tasks:
             raise AgentWorldError(f"environment {self.spec_data.id!r} has no {split!r} tasks")
         self.split = split
+        self._max_turns_arg = max_turns
         self.max_turns = max_turns or self.spec_data.runtime.max_turns
         self.judge = judge
         self.max_action_chars = max_action_chars
@@ -240,6 +244,11 @@ class AgentWorldEnv(gym.Env[str, str]):
             self._task = self.spec_data.task(task_id)
         else:
             self._task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        self.max_turns = (
+            self._max_turns_arg
+            or self._task.difficulty.get("max_turns")
+            or self.spec_data.runtime.max_turns
+        )
         self._db = self._base.fork()
         toolbox = self._shared.toolbox
         if self._ctx is not None:
@@ -261,6 +270,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             "split": self._task.split,
             "tools": list(self._shared.tools),
             "messages": MessagesView(self._messages),
+            "max_turns": self.max_turns,
         }
         fields = self._shared.fields.get(self._task.id)
         if fields is None:

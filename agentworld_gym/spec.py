@@ -56,6 +56,12 @@ class ToolSpec:
     implementation: dict[str, Any]
     kind: str = "read"
     """``read`` tools never write (no transaction needed); ``write`` tools may."""
+    semantics: dict[str, Any] | None = None
+    """What the tool does in words (:class:`agentworld_gym.semantics.Meaning` as a dict:
+    ``op``, ``verb``, ``noun``, ``destructive``), stamped by environment synthesis from the
+    API's method, path and operation id; requests and rubrics word the tool with it. Absent,
+    :func:`agentworld_gym.semantics.meaning` classifies the tool from its name and
+    description."""
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema of this tool."""
@@ -151,7 +157,10 @@ class EnvSpec:
                 continue
             value = getattr(self, f.name)
             data[f.name] = dataclasses.asdict(value) if f.name == "runtime" else value
-        data["tools"] = [dataclasses.asdict(t) for t in self.tools]
+        data["tools"] = [
+            {k: v for k, v in dataclasses.asdict(t).items() if k != "semantics" or v}
+            for t in self.tools
+        ]
         return data
 
     @classmethod

@@ -246,3 +246,100 @@ def test_notion_code_tools_get_graph_tasks(tmp_path):
     for task in new:
         assert replay_gold(env, task).ok, task.id
         assert score_answer(env, task, "") < 0.5
+
+
+# -- goal-stated requests, chained walks, the long-horizon rule, the turn budget -------------
+def test_graph_requests_state_goals_not_steps(tracker):
+    from agentworld_gym.synthesis import audit
+
+    graph = [t for t in tracker.tasks if t.kind == "graph"]
+    assert graph
+    for task in graph:
+        text = task.instruction
+        assert not audit.numbered_steps(text), text
+        assert "step " not in text.casefold(), text  # no "the task from step 2"
+        assert not audit.placeholder_values(text), text
+
+
+def test_graph_request_words_a_cancel_as_a_cancel():
+    from agentworld_gym.synthesis.tasks.request import GoalWriter
+    from agentworld_gym.synthesis.tasks.walk import Source, Step
+
+    spec = make_op_env()
+    spec.tools.append(
+        op_tool(
+            "CancelTask",
+            "write",
+            {"taskId": S, "status": S},
+            ["taskId"],
+            {"op": "update", "collection": "tasks", "key": "taskId", "body": {"status": "status"}},
+        )
+    )
+    model = build_model(spec)
+    step = Step(
+        model.tools["CancelTask"],
+        {"taskId": "t01"},
+        {"taskId": Source("anchor", collection="tasks", field="id", value="t01")},
+    )
+    texts = {
+        GoalWriter(model).write("Tracker", [step], [{}], [], random.Random(k))[0] for k in range(12)
+    }
+    assert len(texts) > 1, "several phrasings, chosen by seed"
+    for text in texts:
+        assert "cancel" in text.casefold() and "update" not in text.casefold(), text
+
+
+def test_walks_are_chained_by_default():
+    spec = make_op_env()
+    model = build_model(spec)
+    walker = Walker(model, ToolGraph(model), Runner(spec), WalkConfig(min_length=3, max_length=5))
+    for k in range(10):
+        w = walker.walk(random.Random(k), f"w{k}", 5)
+        for step in w.steps[1:]:
+            assert any(s.kind == "ref" for s in step.sources.values()), step.tool.name
+
+
+def test_long_horizon_rule_wants_chained_calls_over_three_tools():
+    from agentworld_gym.synthesis.tasks.candidate import chained, long_horizon
+
+    keys = {("getTask", "taskId"), ("updateTask", "taskId")}
+    listing = [{"id": "t01"}, {"id": "t02"}]
+    calls = [{"name": "listTasks", "arguments": {}}]
+    calls += [{"name": "getTask", "arguments": {"taskId": f"t0{i % 2 + 1}"}} for i in range(4)]
+    calls += [
+        {"name": "updateTask", "arguments": {"taskId": f"t0{i % 2 + 1}", "title": "Q3 plan"}}
+        for i in range(3)
+    ]
+    outputs = [listing] + [{"id": "t01"}] * 7
+    assert chained(calls, outputs, keys) and long_horizon(calls, outputs, keys)
+    batch = [{"name": "createTask", "arguments": {"title": f"Item {i}"}} for i in range(9)]
+    assert not long_horizon(batch, [{}] * 9, keys), "one tool repeated is a batch"
+    unrelated = (
+        calls[:4] + [{"name": "getSettings", "arguments": {"settingsId": "main"}}] + calls[4:]
+    )
+    assert not chained(unrelated, outputs[:4] + [{"theme": "dark"}] + outputs[4:], keys)
+    assert chained(
+        unrelated, outputs[:4] + [{"theme": "dark"}] + outputs[4:], keys, "the main theme"
+    )
+
+
+def test_long_tasks_get_a_turn_budget_to_recover(tracker):
+    import math
+
+    from agentworld_gym.synthesis.tasks.candidate import LONG_CALLS
+
+    for task in tracker.tasks:
+        calls = len(task.gold["calls"])
+        assert task.difficulty["max_turns"] >= math.ceil(1.5 * (calls + 1))
+        if task.difficulty.get("long_horizon"):
+            assert calls >= LONG_CALLS
+    task = max(tracker.tasks, key=lambda t: len(t.gold["calls"]))
+    env = AgentWorldEnv(tracker, split="all")
+    _, info = env.reset(options={"task_id": task.id})
+    assert info["max_turns"] == env.max_turns == task.difficulty["max_turns"]
+    assert (
+        AgentWorldEnv(tracker, split="all", max_turns=3).reset(options={"task_id": task.id})[1][
+            "max_turns"
+        ]
+        == 3
+    )

@@ -48,7 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=2, help="processes (output does not change)")
     p.add_argument("--program-share", type=float, default=0.5)
     p.add_argument(
-        "--long-share", type=float, default=0.1, help="share of long-horizon tasks (>= 14 calls)"
+        "--long-share",
+        type=float,
+        default=0.25,
+        help="share of long-horizon tasks (>= 8 chained calls over >= 3 tools)",
     )
     p.add_argument("--test-share", type=float, default=0.2)
     p.add_argument("--walk-length", type=int, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))

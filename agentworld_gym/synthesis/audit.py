@@ -4,7 +4,7 @@ Each bar is a small pure function over one task (its request, gold chain and dif
 what the audit knows of its environment (:class:`EnvFacts`); :func:`audit` runs them over a
 catalog root and returns :class:`Bar` rows with the measured value, the target, PASS/FAIL and
 a few offending task ids. Only ``env.json``, ``tasks.json`` and the ``db/`` files the checks
-need are read; nothing is executed.
+need are read; only a long task whose chaining the seed records cannot show is replayed.
 """
 
 from __future__ import annotations
@@ -170,6 +170,8 @@ class EnvFacts:
     listable: set[str]
     folder: Path | None = None
     records: dict[str, Any] = field(default_factory=dict)
+    runner: Any = None
+    """A :class:`~agentworld_gym.synthesis.tasks.runner.Runner`, made on first replay."""
 
     def collection(self, name: str) -> Any:
         """The seed records of a collection (``[]`` when there is no such file)."""
@@ -344,6 +346,25 @@ def chained(task: dict[str, Any], env: EnvFacts) -> bool:
     return True
 
 
+def replayed_chained(task: dict[str, Any], env: EnvFacts, folder: Path) -> bool:
+    """:func:`chained` judged on what the gold calls really return: the chain is replayed
+    through the runtime agents use (code tools' outputs are not in the seed records), and
+    every call after the first must take a value an earlier call returned or passed
+    (:func:`agentworld_gym.synthesis.tasks.candidate.chained`, the rule synthesis applies)."""
+    from agentworld_gym.synthesis.tasks.candidate import chained as chained_by_outputs
+
+    calls = _calls(task)
+    if env.runner is None:
+        from agentworld_gym.spec import EnvSpec
+        from agentworld_gym.synthesis.tasks.runner import Runner
+
+        env.runner = Runner(EnvSpec.load(folder))
+    run = env.runner.run(calls, task.get("id", "audit"))
+    keys = {(tool, arg) for tool, args in env.addressing.items() for arg in args}
+    goal = task.get("instruction", "")
+    return bool(run.ok) and chained_by_outputs(calls, run.outputs, keys, goal)
+
+
 def spare_turns(task: dict[str, Any], env: EnvFacts) -> bool:
     """Whether the turn budget leaves room to recover: ``max_turns >= 1.5 * (gold calls + 1)``
     (the ``+ 1`` is the final answer)."""
@@ -437,7 +458,7 @@ def audit_env(folder: Path) -> Tally:
         if (task.get("difficulty") or {}).get("long_horizon"):
             t.long += 1
             t.long_tools += len({c.get("name") for c in _calls(task)})
-            if not chained(task, env):
+            if not chained(task, env) and not replayed_chained(task, env, folder):
                 t.unchained.append(tid)
             if not spare_turns(task, env):
                 t.tight.append(tid)

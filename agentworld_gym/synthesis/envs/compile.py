@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from agentworld_gym.semantics import classify
 from agentworld_gym.spec import ToolSpec
 from agentworld_gym.synthesis.envs.implement import error_template, implementation
 from agentworld_gym.synthesis.envs.infer import (
@@ -349,6 +350,16 @@ def build_model(ops: list[Operation], gen: Generator) -> EnvModel:
     for plan in tools:
         coll = collections[plan.shape.noun]
         plan.spec.implementation = implementation(plan.shape, coll, plan.args, gen, error)
+        op = plan.shape.op
+        plan.spec.semantics = classify(
+            op.method,
+            op.path,
+            op.operation_id,
+            op.summary,
+            plan.spec.description,
+            str(plan.spec.implementation.get("op") or ""),
+            str(plan.spec.implementation.get("collection") or ""),
+        ).to_dict()
     used = {p.shape.noun for p in tools}
     collections = {k: v for k, v in collections.items() if k in used}
     for coll in collections.values():

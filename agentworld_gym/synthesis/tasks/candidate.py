@@ -9,6 +9,7 @@ and what that call returned.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +134,88 @@ def difficulty(
         "long_horizon": False,
         **extra,
     }
+
+
+LONG_CALLS = 8
+"""Fewest gold calls of a long-horizon task."""
+LONG_TOOLS = 3
+"""Fewest distinct tools of a long-horizon task."""
+
+
+def turn_budget(calls: int, default: int) -> int:
+    """The turns a task allows: the environment's default, and at least 1.5x the gold calls
+    plus the final answer, so a long task leaves room to recover from errors."""
+    return max(default, math.ceil(1.5 * (calls + 1)))
+
+
+def chained(
+    calls: list[dict[str, Any]],
+    outputs: list[Any],
+    keys: set[tuple[str, str]],
+    goal: str = "",
+) -> bool:
+    """Whether every call after the first is tied into the chain's data flow: it takes a
+    value an earlier call returned or passed, or one the request (``goal``) states, or a
+    ``"$<step>..."`` reference; or else what it returns feeds a later call (a lookup such
+    as listing the users whose ids later calls use). Values are strings of 3+ characters,
+    and numbers given as record keys (``keys`` holds the (tool, argument) pairs that
+    address a record). A call tied to nothing is an unrelated step."""
+    taken = [_arguments(call, keys) for call in calls]
+    returned = [
+        {str(v) for v in leaves(out) if not isinstance(v, bool)} if i < len(outputs) else set()
+        for i, out in enumerate(outputs)
+    ]
+    seen: set[str] = set()
+    for i, (mine, refs, _) in enumerate(taken):
+        consumes = refs or bool(mine & seen) or any(v in goal for v in mine if goal)
+        later = set().union(*(t[0] for t in taken[i + 1 :])) if i + 1 < len(taken) else set()
+        feeds = any(f"${i}." in r for t in taken[i + 1 :] for r in t[2]) or bool(
+            later & (returned[i] if i < len(returned) else set()) - seen - mine
+        )
+        if i and not (consumes or feeds):
+            return False
+        seen |= mine
+        if i < len(returned):
+            seen |= returned[i]
+    return True
+
+
+def _arguments(
+    call: dict[str, Any], keys: set[tuple[str, str]]
+) -> tuple[set[str], bool, list[str]]:
+    """A call's literal values (see :func:`chained`), whether it has references, and them."""
+    mine: set[str] = set()
+    refs: list[str] = []
+    for name, value in (call.get("arguments") or {}).items():
+        for leaf in leaves(value):
+            if isinstance(leaf, str) and leaf.startswith("$"):
+                refs.append(leaf)
+            elif isinstance(leaf, str) and len(leaf) >= 3:
+                mine.add(leaf)
+            elif (
+                isinstance(leaf, int)
+                and not isinstance(leaf, bool)
+                and (call.get("name", ""), name) in keys
+            ):
+                mine.add(str(leaf))
+    return mine, bool(refs), refs
+
+
+def long_horizon(
+    calls: list[dict[str, Any]],
+    outputs: list[Any],
+    keys: set[tuple[str, str]],
+    goal: str = "",
+) -> bool:
+    """The one long-horizon rule: at least :data:`LONG_CALLS` gold calls over at least
+    :data:`LONG_TOOLS` distinct tools, every call after the first depending on an earlier
+    one (:func:`chained`). One tool repeated over many records is a batch, not a long
+    task."""
+    return (
+        len(calls) >= LONG_CALLS
+        and len({c.get("name") for c in calls}) >= LONG_TOOLS
+        and chained(calls, outputs, keys, goal)
+    )
 
 
 def provenance(method: str, seed: int, llm: bool) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from agentworld_gym.synthesis.tasks.candidate import (
     difficulty,
     ref_depth,
 )
-from agentworld_gym.synthesis.tasks.describe import Describer, Fact
 from agentworld_gym.synthesis.tasks.graph import EDGE_NAMES
 from agentworld_gym.synthesis.tasks.model import (
     BODY,
@@ -38,6 +37,7 @@ from agentworld_gym.synthesis.tasks.model import (
     scalar,
     words,
 )
+from agentworld_gym.synthesis.tasks.request import Fact, GoalWriter
 from agentworld_gym.synthesis.tasks.runner import Runner
 from agentworld_gym.synthesis.tasks.values import MISSING, get_path, join
 from agentworld_gym.synthesis.tasks.walk import Source, Step, Walk
@@ -45,7 +45,11 @@ from agentworld_gym.verifiers.base import Episode
 from agentworld_gym.verifiers.checks import run_check
 
 MAX_FACTS = 4
-_BORING = frozenset({"object", "kind", "resource_type", "__typename"})
+MAX_REQUEST = 700
+"""Characters of a request: a longer one reads as a dump of the chain, not a user's goal."""
+_BORING = frozenset(
+    {"object", "kind", "resource_type", "__typename", "cursor", "etag", "next", "page"}
+)
 
 
 class GraphTaskBuilder(TaskBuilder):
@@ -53,7 +57,7 @@ class GraphTaskBuilder(TaskBuilder):
 
     def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
         super().__init__(model, runner, seed, llm)
-        self.describer = Describer(model)
+        self.writer = GoalWriter(model)
 
     def build(
         self, walk: Walk, rng: random.Random, task_id: str, min_calls: int = 1
@@ -80,9 +84,10 @@ class GraphTaskBuilder(TaskBuilder):
                 if value is not MISSING and value == _value(f, r2.outputs):
                     f.value = value
                     stable.append(f)
-            texts, given = self.describer.describe(steps, r1.outputs, stable)
-            shown = " ".join(texts)
-            stable = [f for f in stable if render.leaks(shown, [f.value], []) is None]
+            instruction, given = self.writer.write(
+                self.model.spec.name, steps, r1.outputs, stable, random.Random(rng.random())
+            )
+            stable = [f for f in stable if render.leaks(instruction, [f.value], []) is None]
             if len(stable) == len(facts):
                 break
             facts = stable
@@ -91,9 +96,8 @@ class GraphTaskBuilder(TaskBuilder):
         state = self._state_checks(steps, r1, r2)
         if not facts and not state:
             return "nothing stable to check"
-        instruction = render.graph_request(
-            self.model.spec.name, texts, rng.randrange(12), asks=bool(facts)
-        )
+        if len(instruction) > MAX_REQUEST:
+            return "request too long"
         why = render.leaks(instruction, [f.value for f in facts], self.tool_names)
         if why:
             return "request names a tool" if why.startswith("names") else "request leaks a value"
@@ -215,7 +219,7 @@ class GraphTaskBuilder(TaskBuilder):
         return out
 
     def _fact_label(self, f: Fact, steps: list[Step], short: bool = False) -> str:
-        noun = self.describer.noun(steps[f.step])
+        noun = self.writer.noun(steps[f.step])
         where = "" if short else f" (step {f.step + 1})"
         if f.kind == "count":
             return f"number of {render.plural(noun)}{where}"

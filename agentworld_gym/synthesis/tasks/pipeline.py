@@ -13,6 +13,7 @@ the same seed gives byte-identical ``tasks.json`` whatever the number of worker 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import logging
 import re
@@ -24,10 +25,17 @@ from typing import Any
 from agentworld_gym.adversarial import Gate
 from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.synthesis.tasks.accept import judge, verdict
-from agentworld_gym.synthesis.tasks.candidate import SYNTHESIZER, Candidate, acceptance_cases
+from agentworld_gym.synthesis.tasks.candidate import (
+    LONG_CALLS,
+    SYNTHESIZER,
+    Candidate,
+    acceptance_cases,
+    long_horizon,
+    turn_budget,
+)
 from agentworld_gym.synthesis.tasks.graph import ToolGraph
 from agentworld_gym.synthesis.tasks.graph_tasks import GraphTaskBuilder
-from agentworld_gym.synthesis.tasks.model import build_model
+from agentworld_gym.synthesis.tasks.model import KEY, SCOPE, build_model
 from agentworld_gym.synthesis.tasks.program_tasks import ProgramTaskBuilder
 from agentworld_gym.synthesis.tasks.runner import Runner
 from agentworld_gym.synthesis.tasks.seal import seal
@@ -49,15 +57,18 @@ class TaskSynthConfig:
     seed: int = 0
     program_share: float = 0.5
     """Fraction of program (script-verified) tasks; the rest are graph (rubric) tasks."""
-    long_share: float = 0.1
-    """Fraction of long-horizon tasks (>= 7 calls, flagged ``difficulty.long_horizon``)."""
+    long_share: float = 0.25
+    """Fraction of long-horizon tasks (see :func:`.candidate.long_horizon`: >= 8 chained
+    calls over >= 3 tools, flagged ``difficulty.long_horizon``)."""
     test_share: float = 0.2
     """Fraction of task families in the test split."""
     walk_length: tuple[int, int] = (2, 6)
     """Tool calls of an ordinary graph walk (before unneeded reads are pruned)."""
-    long_length: tuple[int, int] = (16, 19)
-    long_min_calls: int = 14
-    """Fewest gold calls of a long-horizon task (the subset averages about 15)."""
+    long_length: tuple[int, int] = (10, 16)
+    """Tool calls of a long-horizon walk (before unneeded reads are pruned)."""
+    long_min_calls: int = LONG_CALLS
+    """Fewest gold calls of a long-horizon candidate (the rule itself also wants >= 3
+    tools and every call depending on an earlier one)."""
     weak_scale: float = 1.0
     independent_scale: float = 0.5
     max_writes: int = 2
@@ -120,7 +131,7 @@ class EnvReport:
 def _plan(config: TaskSynthConfig) -> dict[str, int]:
     n_long = round(config.n * config.long_share)
     n_prog = round(config.n * config.program_share)
-    long_prog = n_long // 2 if n_prog else 0
+    long_prog = n_long // 4 if n_prog else 0  # loops over one tool are rarely long-horizon
     long_graph = n_long - long_prog
     return {
         "graph": max(0, config.n - n_prog - long_graph),
@@ -161,6 +172,30 @@ class EnvSynthesizer:
         if not problems:
             return None
         return "gate: " + re.sub(r"\s*\(?\d+\.\d+\)?", "", problems[0].split(":")[0])
+
+    def _horizon(self, c: Candidate, kind: str) -> str | None:
+        """Stamp the turn budget and the long-horizon flag (one rule for every task); a
+        candidate made to be long that the rule does not call long is refused."""
+        calls = (c.task.gold or {}).get("calls") or []
+        d = c.task.difficulty
+        d["max_turns"] = turn_budget(len(calls), self.spec.runtime.max_turns)
+        d["long_horizon"] = False
+        if len(calls) >= LONG_CALLS:
+            outputs = self.runner.run(calls, c.task.id).outputs
+            d["long_horizon"] = long_horizon(calls, outputs, self._keys, c.task.instruction)
+        if kind.endswith("_long") and not d["long_horizon"]:
+            return "not long-horizon (unchained or too few tools)"
+        return None
+
+    @functools.cached_property
+    def _keys(self) -> set[tuple[str, str]]:
+        """(tool, argument) pairs whose argument addresses a record (a key or parent)."""
+        return {
+            (t.name, p.name)
+            for t in self.model.tools.values()
+            for p in t.params.values()
+            if p.role in (KEY, SCOPE)
+        }
 
     def _probe(self) -> None:
         """Run each code tool once so the graph learns what it returns."""
@@ -300,14 +335,14 @@ class EnvSynthesizer:
             if why is None and len(kept[kind]) >= plan[kind]:
                 why = "surplus"
             if why is None:
+                why = self._horizon(c, kind)
+            if why is None:
                 why = self.gate(c)
             if why is not None:
                 report.rejected[why] += 1
                 continue
             seen[0].add(text)
             seen[1].add(calls)
-            if kind.endswith("_long"):
-                c.task.difficulty["long_horizon"] = True
             kept[kind].append(c)
             gained[kind] += 1
         return gained

@@ -1,4 +1,4 @@
-"""Natural-language requests: jinja2 templates by default, an LLM paraphrase when configured.
+"""Request wording shared by both routes: quoting, plurals, the leak check, an LLM paraphrase.
 
 A request names what the user *gives* (an anchor record's key, a filter value, a value to
 write) and never what the agent must *find* (keys from earlier outputs, the facts it reports)
@@ -21,43 +21,6 @@ _IDENT = re.compile(r"[A-Z]+(?![a-z])|[A-Za-z][a-z]*|\d+")
 _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True
 )
-STEP = {
-    "list": "List the {{ plural }}{{ scope }}{{ filters }}{{ report }}.",
-    "search": 'Search the {{ plural }}{{ scope }}{% if query %} for "{{ query }}"{% endif %}'
-    "{{ filters }}{{ report }}.",
-    "get": "Look up {{ target }}{{ report }}.",
-    "create": "Create a new {{ noun }}{{ scope }} with {{ fields }}{{ report }}.",
-    "update": "Update {{ target }}: set {{ fields }}{{ report }}.",
-    "delete": "Delete {{ target }}{{ report }}.",
-    "call": "Use {{ target }}{{ report }}.",
-}
-GRAPH_REQUEST = _ENV.from_string(
-    "{{ opening }}\n{% for s in steps %}{{ loop.index }}. {{ s }}\n{% endfor %}{{ closing }}"
-)
-OPENINGS = (
-    "In {{ env }}, please:",
-    "Please do this in {{ env }}:",
-    "I need help in {{ env }}:",
-    "Steps for {{ env }}:",
-)
-CLOSINGS = (
-    "Then tell me what I asked for.",
-    "Reply with the values I asked for.",
-    "Finish with a short answer giving those values.",
-)
-_STEP_TEMPLATES = {k: _ENV.from_string(v) for k, v in STEP.items()}
-_OPENINGS = [_ENV.from_string(t) for t in OPENINGS]
-
-
-def step_text(op: str, **fields: Any) -> str:
-    text = _STEP_TEMPLATES.get(op, _STEP_TEMPLATES["call"]).render(**fields)
-    return text[0].upper() + text[1:]
-
-
-def graph_request(env_name: str, steps: list[str], variant: int, asks: bool = True) -> str:
-    opening = _OPENINGS[variant % len(_OPENINGS)].render(env=env_name)
-    closing = CLOSINGS[variant % len(CLOSINGS)] if asks else ""
-    return GRAPH_REQUEST.render(opening=opening, steps=steps, closing=closing).strip()
 
 
 def quote(value: Any) -> str:

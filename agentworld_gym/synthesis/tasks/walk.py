@@ -49,8 +49,11 @@ from agentworld_gym.synthesis.tasks.values import (
     new_value,
     simple,
     typed,
+    writable_field,
 )
 
+RESTARTS = 4
+"""Starts a walk tries before it settles for a short one."""
 MAX_ITEMS = 20
 """Listed records per step whose keys later steps may use."""
 _ORDER = {KEY: 0, SCOPE: 1, MATCH: 2, FILTER: 3, SEARCH: 4, BODY: 5, PAGE: 6, OTHER: 7}
@@ -74,6 +77,10 @@ class WalkConfig:
     anchors: bool = True
     """Let a call address a seed record by its key (stated in the request); ``False`` hides
     every key: the agent must find each record through earlier calls."""
+    chained: bool = True
+    """Every step after the first takes an argument from an earlier output, so the chain
+    serves one goal (a later step acts on what an earlier one found or made) instead of
+    concatenating unrelated calls."""
 
 
 @dataclass
@@ -145,6 +152,18 @@ class Walker:
     def walk(
         self, rng: random.Random, task_id: str, length: int, focus: tuple[str, ...] = ()
     ) -> Walk:
+        """A walk of up to ``length`` steps; a walk that stops before ``min_length`` (its
+        start led nowhere) is tried again from another start, and the longest is kept."""
+        best = Walk()
+        for _ in range(RESTARTS):
+            w = self._walk(rng, task_id, length, focus)
+            if len(w.steps) > len(best.steps):
+                best = w
+            if len(best.steps) >= min(length, self.config.min_length):
+                break
+        return best
+
+    def _walk(self, rng: random.Random, task_id: str, length: int, focus: tuple[str, ...]) -> Walk:
         ctx = self.runner.context(task_id)
         w = Walk()
         starts = self.graph.starts() or [n for n, t in self.model.tools.items() if not t.writes]
@@ -181,6 +200,9 @@ class Walker:
                     out[n] = 1.0 + len(self.graph.produces[n])
                 elif not t.writes:
                     out[n] = 0.2  # starting from an anchor record: when no start tool works
+                coll = self.model.collections.get(t.collection or "")
+                if n in out and t.op in ("list", "search") and coll and coll.profile.names:
+                    out[n] *= 3.0  # records found by name: the request names them as people do
                 if n in focus and n in out:
                     out[n] += 3.0
             return out
@@ -213,6 +235,8 @@ class Walker:
         if filled is None:
             return None
         args, sources, target = filled
+        if self.config.chained and w.steps and not any(s.kind == "ref" for s in sources.values()):
+            return None
         try:
             self.runner.toolbox.get(name).check_arguments(resolve_refs(args, w.outputs))
         except ToolArgumentError:
@@ -494,6 +518,8 @@ class Walker:
     ) -> Source | None:
         current = record or {}
         fld = p.field or p.name
+        if not writable_field(fld, p.schema) and (tool.op != "create" or not p.required):
+            return None  # ids, etags, stamps: the service keeps them, people do not set them
         if simple(p.schema):
             known = coll.profile.categorical.get(fld) if coll else None
             value = new_value(p.schema, fld, current.get(fld), rng, known)
@@ -519,6 +545,9 @@ class Walker:
             return None
         inner = current.get(fld) if isinstance(current.get(fld), dict) else {}
         value = {}
+        names = [k for k in names if k in inner_req or writable_field(k, props[k])]
+        if not names:
+            return None
         for k in names:
             v = new_value(props[k], k, inner.get(k), rng)
             if v is MISSING:

@@ -1,0 +1,451 @@
+"""A graph task's request, written from the goal of its walk rather than from its steps.
+
+A user with the goal an executed chain serves states the outcome they want and the facts the
+agent cannot discover, and asks for the values they need; they never enumerate the lookups.
+So the request has one sentence per *outcome* of the chain, in its order:
+
+- each write, worded with the tool's own meaning (:mod:`agentworld_gym.semantics`): "cancel
+  the order ...", "set the status of ... to ...", "add a new ... with ...", "delete ...";
+- each asked value: "what is the due date of ...", "how many ... are there";
+
+and reads that only lead to a later step are *implied*. A record an earlier call found is
+named the way people name it: by its name or title when it was picked from a listing ("the
+task "Launch plan" in project "Apollo""), by its relation to a record the user named ("the
+customer of the invoice "INV-104""), or as "the new ..." when the chain created it — never
+as "the record from step 2". Every sentence has several phrasings, chosen by the task's seed,
+and a second mention of the same record says "it".
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from agentworld_gym.semantics import Meaning, meaning
+from agentworld_gym.synthesis.tasks.model import (
+    BODY,
+    FILTER,
+    KEY,
+    MATCH,
+    SCOPE,
+    SEARCH,
+    EnvModel,
+    humanize,
+    singular,
+    words,
+)
+from agentworld_gym.synthesis.tasks.render import ordinal, plural, quote
+from agentworld_gym.synthesis.tasks.values import get_path
+from agentworld_gym.synthesis.tasks.walk import Source, Step
+
+__all__ = ["Fact", "GoalWriter"]
+
+_VERBISH = {
+    "get", "gets", "list", "lists", "create", "creates", "update", "updates", "delete",
+    "deletes", "remove", "removes", "post", "put", "patch", "retrieve", "query", "search",
+    "set", "sets", "add", "adds", "fetch", "read", "check", "checks", "item", "items",
+}  # fmt: skip
+_NOUN_SKIP = {
+    "api", "get", "post", "patch", "put", "a", "an", "the", "retrieve", "list", "create",
+    "update", "delete", "query", "search",
+}  # fmt: skip
+
+
+@dataclass
+class Fact:
+    """A value the request asks for, read from one step's output."""
+
+    step: int
+    kind: str
+    """``field`` (of the step's record) | ``count`` (of a list) | ``first`` (field of the
+    first listed record)."""
+    field: str = ""
+    path: str = ""
+    value: Any = None
+
+
+MAX_DEPTH = 2
+"""Relations a record's description follows ("the customer of the invoice "INV-1"" is one);
+past it a record is named by its key."""
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _strip_id(name: str) -> str:
+    w = words(name)
+    if len(w) > 1 and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids"):
+        w = w[:-1]
+    return " ".join(w)
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article (``an order``, ``a user``)."""
+    return ("an " if noun[:1].lower() in "aeio" else "a ") + noun
+
+
+def _and(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+class GoalWriter:
+    """Writes the requests of walks over one environment."""
+
+    def __init__(self, model: EnvModel) -> None:
+        self.model = model
+        self._meanings: dict[str, Meaning] = {t.name: meaning(t) for t in model.spec.tools}
+
+    # -- nouns ------------------------------------------------------------------------------
+    def noun(self, step: Step) -> str:
+        """The resource a step works on, as people say it: the collection's noun, or the
+        tool's own noun where the collection is named after an operation (``gets``)."""
+        name = step.tool.collection or ""
+        if not step.tool.declarative and step.subject:
+            name = step.subject
+        coll = self.model.collections.get(name)
+        m = self._meanings.get(step.tool.name)
+        if coll is not None and not set(words(coll.noun)) & _VERBISH:
+            return coll.noun
+        if m is not None and m.noun and not set(words(m.noun)) & _VERBISH:
+            return m.noun
+        if coll is not None:
+            return coll.noun
+        rest = [w for w in words(step.tool.name) if w not in _NOUN_SKIP]
+        if rest in (["self"], ["me"], ["current", "user"]):
+            return "current user"
+        return singular(" ".join(rest)) if rest else "item"
+
+    def _coll_noun(self, collection: str | None, fallback: str) -> str:
+        coll = self.model.collections.get(collection or "")
+        if coll is not None and not set(words(coll.noun)) & _VERBISH:
+            return coll.noun
+        return fallback
+
+    # -- records ----------------------------------------------------------------------------
+    def entity(
+        self, src: Source, steps: list[Step], outputs: list[Any], noun: str, depth: int = 0
+    ) -> str:
+        """How the request names the record ``src`` points at (``noun`` is its kind): by
+        what the user knows, or by its relation to a record named so, one level deep."""
+        if src.kind != "ref" or depth >= MAX_DEPTH:
+            return f"the {noun} {quote(src.value)}"
+        j = src.step
+        prev = steps[j]
+        prefix, _, fld = src.path.rpartition(".")
+        coll_j = self.model.collections.get(prev.tool.collection or "")
+        is_self = (coll_j is not None and fld == coll_j.pk) or (
+            fld in ("id", "gid", "uuid") and prefix == (prev.record_path or "")
+        )
+        if is_self or (coll_j is None and fld in ("id", "gid", "uuid")):
+            return self.record(j, prefix, steps, outputs, depth, src.value)
+        which = self.record(j, prefix, steps, outputs, depth + 1, None)
+        relation = _strip_id(fld)
+        if not relation or relation == noun or relation in ("id", "gid", "uuid"):
+            return f"the {noun} of {which}"
+        return f"the {noun} set as the {relation} of {which}"
+
+    def record(
+        self,
+        j: int,
+        prefix: str,
+        steps: list[Step],
+        outputs: list[Any],
+        depth: int = 0,
+        key: Any = None,
+    ) -> str:
+        """The record at ``prefix`` of step ``j``'s output, named without step numbers: by
+        its name, as "the new ..." when the chain made it, by its place in a listing, or
+        (past :data:`MAX_DEPTH`) by its key."""
+        prev = steps[j]
+        noun_j = self.noun(prev)
+        rec = get_path(outputs[j], prefix)
+        coll_j = self.model.collections.get(prev.tool.collection or "")
+        names = list(coll_j.profile.names) if coll_j is not None else []
+        names += ["name", "title", "display_name", "displayName", "email"]
+        name = next(
+            (
+                rec[f]
+                for f in names
+                if isinstance(rec, dict) and isinstance(rec.get(f), str) and rec[f].strip()
+            ),
+            "",
+        )
+        listed = prev.tool.op in ("list", "search") and prefix.rsplit(".", 1)[-1].isdigit()
+        if prev.tool.op == "create":
+            return f"the new {noun_j}"
+        if name and (listed or depth):
+            where = self.listing(prev, steps, outputs, depth + 1) if listed and not depth else ""
+            return f"the {noun_j} {quote(name)}{where}"
+        if depth >= MAX_DEPTH or (depth and key is not None):
+            if key is None:
+                key = next((rec.get(k) for k in (coll_j.pk,) if coll_j), None) if rec else None
+            return f"the {noun_j} {quote(key)}" if key is not None else f"that {noun_j}"
+        if listed:
+            where = self.listing(prev, steps, outputs, depth + 1)
+            return f"the {ordinal(int(prefix.rsplit('.', 1)[-1]))} {noun_j} listed{where}"
+        return self.target(prev, steps, outputs, noun_j, depth + 1)
+
+    def target(
+        self, step: Step, steps: list[Step], outputs: list[Any], noun: str, depth: int = 0
+    ) -> str:
+        """The record a get/update/delete/action step addresses, with its parent scope."""
+        tool = step.tool
+        key = next(
+            (
+                (n, s)
+                for n, s in step.sources.items()
+                if tool.params[n].role == KEY and tool.op not in ("list", "search", "create")
+            ),
+            None,
+        )
+        text = self.entity(key[1], steps, outputs, noun, depth) if key else f"the {noun}"
+        if key is not None and key[1].kind == "ref":
+            return text  # the found record already implies its parent
+        scopes = [
+            self._parent(tool.params[n], s, steps, outputs, depth + 1)
+            for n, s in step.sources.items()
+            if tool.params[n].role == SCOPE
+        ]
+        if scopes:
+            text += " in " + _and(scopes)
+        return text
+
+    def _parent(
+        self, p: Any, s: Source, steps: list[Step], outputs: list[Any], depth: int = 0
+    ) -> str:
+        pnoun = self._coll_noun(p.ref, _strip_id(p.field or p.name) or "parent")
+        if s.kind == "ref":
+            return self.entity(s, steps, outputs, pnoun, depth)
+        return f"{pnoun} {quote(s.value)}"
+
+    def listing(self, step: Step, steps: list[Step], outputs: list[Any], depth: int = 0) -> str:
+        """`` in project "X" with status "open"`` for a list or search step."""
+        tool = step.tool
+        scopes, filters = [], []
+        for n, s in step.sources.items():
+            p = tool.params[n]
+            if p.role in (SCOPE, KEY):
+                scopes.append(self._parent(p, s, steps, outputs, depth))
+            elif p.role in (FILTER, MATCH) and s.kind != "page":
+                value = (
+                    self.entity(s, steps, outputs, humanize(p.field or n), depth)
+                    if s.kind == "ref"
+                    else quote(s.value)
+                )
+                filters.append(f"{humanize(p.field or n)} {value}")
+            elif p.role == SEARCH and s.kind == "given":
+                filters.append(f"matching {quote(s.value)}")
+        text = (" in " + _and(scopes)) if scopes else ""
+        plain = [f for f in filters if not f.startswith("matching")]
+        if plain:
+            text += " with " + _and(plain)
+        text += "".join(" " + f for f in filters if f.startswith("matching"))
+        return text
+
+    # -- sentences --------------------------------------------------------------------------
+    def write(
+        self,
+        env_name: str,
+        steps: list[Step],
+        outputs: list[Any],
+        facts: list[Fact],
+        rng: random.Random,
+    ) -> tuple[str, list[Any]]:
+        """The request and the values it states (for a paraphrase to keep)."""
+        by_step: dict[int, list[Fact]] = {}
+        for f in facts:
+            by_step.setdefault(f.step, []).append(f)
+        sentences: list[tuple[str, bool]] = []
+        last: str | None = None
+        for i, step in enumerate(steps):
+            if step.tool.writes:
+                text, last = self._write_sentence(i, step, steps, outputs, rng, last)
+                sentences.append((text, True))
+            for f in by_step.get(i, []):
+                text, last = self._ask(f, step, steps, outputs, rng, last, not sentences)
+                sentences.append((text, False))
+        body = self._join(sentences, rng)
+        style = rng.randrange(6)
+        if style == 0:
+            body = f"I'm working in {env_name}. {body}"
+        elif style == 1:
+            body = f"{body} (This is in {env_name}.)"
+        if facts and rng.random() < 0.3:
+            body += " " + rng.choice(
+                ("Just the values, please.", "A short answer is enough.", "Thanks!")
+            )
+        given = [
+            s.value
+            for st in steps
+            for s in st.sources.values()
+            if s.kind in ("given", "anchor") and not isinstance(s.value, dict)
+        ]
+        return body, given
+
+    @staticmethod
+    def _join(sentences: list[tuple[str, bool]], rng: random.Random) -> str:
+        """Sentences in order; a write after a write may open with a connector."""
+        out: list[str] = []
+        for k, (s, writes) in enumerate(sentences):
+            if k and writes and sentences[k - 1][1] and rng.random() < 0.5:
+                s = rng.choice(("Then ", "After that, ", "Also, ", "Next, ")) + s[0].lower() + s[1:]
+            out.append(s)
+        return " ".join(out)
+
+    def _fields(self, step: Step) -> list[tuple[str, Any]]:
+        tool = step.tool
+        out = []
+        for n, s in step.sources.items():
+            p = tool.params[n]
+            if s.kind != "given":
+                continue
+            if p.role == BODY or (p.role == KEY and tool.op == "create"):
+                label = humanize(p.field or n)
+                if isinstance(s.value, dict):  # an object body: its own fields, in words
+                    out += [(humanize(k), v) for k, v in s.value.items()]
+                else:
+                    out.append((label, s.value))
+        return out
+
+    def _write_sentence(
+        self,
+        i: int,
+        step: Step,
+        steps: list[Step],
+        outputs: list[Any],
+        rng: random.Random,
+        last: str | None,
+    ) -> tuple[str, str | None]:
+        tool = step.tool
+        m = self._meanings.get(tool.name) or Meaning(tool.op, tool.op, "", False)
+        noun = self.noun(step)
+        fields = self._fields(step)
+        values = [f"{label} {quote(v)}" for label, v in fields]
+        op = m.op if m.op in ("create", "update", "delete", "action") else tool.op
+        if op == "create":
+            where = self._create_scope(step, steps, outputs)
+            with_ = (" with " + _and(values)) if values else ""
+            verb = m.verb if m.verb not in ("create", "add", "") else ""
+            options = (
+                [
+                    f"{_cap(verb)} {_a(noun)}{where}{with_}.",
+                    f"Please {verb} {_a(noun)}{where}{with_}.",
+                ]
+                if verb
+                else [
+                    f"Add a new {noun}{where}{with_}.",
+                    f"Create {_a(noun)}{where}{with_}.",
+                    f"I need a new {noun}{where}{with_}.",
+                    f"Please create a new {noun}{where}{with_}.",
+                ]
+            )
+            return rng.choice(options), None
+        target = self.target(step, steps, outputs, noun)
+        ref = "it" if target == last else target
+        if op == "delete":
+            options = [f"Delete {ref}.", f"Please remove {ref}.", f"Remove {ref} for good."]
+            if ref != "it":
+                options.append(f"{_cap(ref)} is no longer needed; delete it.")
+            return rng.choice(options), target
+        if op == "action":
+            verb = m.verb or "process"
+            with_ = (" with " + _and(values)) if values else ""
+            options = [
+                f"{_cap(verb)} {ref}{with_}.",
+                f"Please {verb} {ref}{with_}.",
+                f"Could you {verb} {ref}{with_}?",
+            ]
+            return rng.choice(options), target
+        # update
+        if not fields:
+            return rng.choice([f"Update {ref}.", f"Please update {ref}."]), target
+        sets = [f"{label} to {quote(v)}" for label, v in fields]
+        if ref == "it":
+            options = [
+                f"Set its {_and(sets)}.",
+                f"Change its {_and(sets)}.",
+                f"Update it so that its {_and([f'{lab} is {quote(v)}' for lab, v in fields])}.",
+            ]
+        else:
+            first, *rest = fields
+            more = "".join(f" and its {lab} to {quote(v)}" for lab, v in rest)
+            options = [
+                f"Set the {first[0]} of {ref} to {quote(first[1])}{more}.",
+                f"Change the {first[0]} of {ref} to {quote(first[1])}{more}.",
+                f"Update {ref} so that its "
+                + _and([f"{lab} is {quote(v)}" for lab, v in fields])
+                + ".",
+                f"Please update {ref}: set its {_and(sets)}.",
+            ]
+        return rng.choice(options), target
+
+    def _create_scope(self, step: Step, steps: list[Step], outputs: list[Any]) -> str:
+        """Where a new record goes: its parents, and "with the same registry and resource
+        group as the run "X"" where several come from one earlier record."""
+        tool = step.tool
+        scopes: list[str] = []
+        groups: dict[tuple[int, str], list[str]] = {}
+        for n, s in step.sources.items():
+            p = tool.params[n]
+            if not (p.role == SCOPE or (p.role == KEY and s.kind == "ref")):
+                continue
+            if s.kind == "ref":
+                groups.setdefault((s.step, s.path.rpartition(".")[0]), []).append(n)
+            else:
+                scopes.append(self._parent(p, s, steps, outputs, 1))
+        same = []
+        for (j, prefix), names in groups.items():
+            if len(names) == 1:
+                p = tool.params[names[0]]
+                scopes.append(self._parent(p, step.sources[names[0]], steps, outputs, 1))
+            else:
+                labels = [_strip_id(tool.params[n].field or n) for n in names]
+                which = self.record(j, prefix, steps, outputs, 1, None)
+                same.append(f" with the same {_and(labels)} as {which}")
+        return ((" in " + _and(scopes)) if scopes else "") + "".join(same)
+
+    def _ask(
+        self,
+        f: Fact,
+        step: Step,
+        steps: list[Step],
+        outputs: list[Any],
+        rng: random.Random,
+        last: str | None,
+        first: bool = False,
+    ) -> tuple[str, str | None]:
+        noun = self.noun(step)
+        label = humanize(f.field)
+        if f.kind == "count":
+            where = self.listing(step, steps, outputs)
+            many = plural(noun)
+            options = [
+                f"How many {many}{where} are there?",
+                f"Tell me how many {many}{where} there are.",
+                f"I'd like to know how many {many}{where} exist.",
+            ]
+            return rng.choice(options), last
+        if f.kind == "first":
+            where = self.listing(step, steps, outputs)
+            first = f"the first {noun} listed{where}"
+            options = [
+                f"What is the {label} of {first}?",
+                f"Tell me the {label} of {first}.",
+            ]
+            return rng.choice(options), last
+        target = self.target(step, steps, outputs, noun)
+        if target == last:
+            options = [f"What is its {label} now?", f"After that, tell me its {label}."]
+        else:
+            options = [
+                f"What is the {label} of {target}?",
+                f"Tell me the {label} of {target}.",
+                f"Look up {target} and tell me its {label}.",
+            ]
+            if not first:
+                options.append(f"I also need the {label} of {target}.")
+        return rng.choice(options), target
