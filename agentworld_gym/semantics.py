@@ -67,6 +67,7 @@ _READ |= {"inspect", "obtain", "load", "count", "return", "see", "display", "exp
 _LIST = {"list", "browse", "enumerate"}
 _SEARCH = {"search", "find", "query", "filter", "autocomplete", "suggest", "lookup"}
 _CREATE = {"create", "add", "insert", "register", "upload", "import", "book", "issue", "new"}
+_CREATE |= {"append"}
 _CREATE |= {"provision", "allocate", "generate", "build", "post", "put", "make", "open"}
 _UPDATE = {"update", "edit", "modify", "change", "patch", "set", "replace", "rename", "save"}
 _UPDATE |= {"upsert", "configure", "move", "reorder", "mark", "toggle", "adjust", "write"}
@@ -117,6 +118,7 @@ _ED_NOUNS = {"feed", "seed", "bed", "speed", "need", "embed", "red", "shed", "we
 # Verbs that also name resources (a ``test``, a ``backup``): a one-word object may be one.
 _NOUNS_TOO = {"test", "backup", "snapshot", "order", "transfer", "tag", "run", "release"}
 _NOUNS_TOO |= {"check", "merge", "copy", "charge", "claim", "deposit", "vote", "flag"}
+_NOUNS_TOO |= {"block", "link"}
 # Plain words a request may use for a write, kept as the tool's verb.
 _SPEAKABLE = {
     "create": {"create", "add", "register", "upload", "import", "book", "issue", "generate"},
@@ -276,6 +278,8 @@ def _pick_verb(groups: list[list[str]]) -> tuple[str | None, int, int]:
         if _verb_class(word) is None:
             continue
         if word not in _GENERIC:
+            if generic and word in _NOUNS_TOO:
+                continue  # ``patch-block-children``: the object after a method word
             return word, gi, 0
         generic = generic or (word, gi, 0)
     last = groups[-1][-1] if groups else ""
@@ -289,6 +293,7 @@ def _pick_verb(groups: list[list[str]]) -> tuple[str | None, int, int]:
         for gi, group in enumerate(groups)
         for ti, word in enumerate(group)
         if _verb_class(word) is not None
+        and not (word in _NOUNS_TOO and any(w in _GENERIC for w in group[:ti]))
     ]
     if found:
         _, gi, ti, word = min(found)
@@ -376,6 +381,8 @@ def classify(
     summary_words = tokens(summary)[:1]
     summary_verb = summary_words[0] if summary_words and _verb_class(summary_words[0]) else None
     verb = path_verb or id_verb
+    if verb in _GENERIC and summary_verb and _verb_class(summary_verb) in ("create", "update"):
+        verb = summary_verb  # ``patch-block-children`` / "Append block children"
     if verb is None or (
         _verb_class(verb) in ("update", "create")
         and summary_verb

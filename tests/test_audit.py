@@ -216,3 +216,20 @@ def test_audit_command_on_a_tiny_catalog(
     assert bars["findable internal id named"]["value"] == 0.5
     assert bars["long-horizon tasks"]["value"] == 1
     assert bars["long-horizon tasks chained"]["value"] == 1.0
+
+
+def test_verb_judged_on_the_clause_naming_the_write(env: A.EnvFacts) -> None:
+    # the note is written by a create: "add" in its own clause, whatever the other clause says
+    mixed = task(
+        'Set the status of "ord_0e7ed52700" to "shipped" and add a note "Left at the door".',
+        [
+            ("UpdateOrder", {"orderId": "ord_0e7ed52700", "status": "shipped"}),
+            ("CreateNote", {"text": "Left at the door"}),
+        ],
+    )
+    assert A.verb_mismatches(mixed, env) == []
+    lie = task(
+        'Set the status of "ord_0e7ed52700" to "shipped" and set note "Left at the door".',
+        [("CreateNote", {"text": "Left at the door"})],
+    )
+    assert len(A.verb_mismatches(lie, env)) == 1

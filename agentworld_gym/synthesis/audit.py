@@ -25,9 +25,12 @@ from agentworld_gym.verifiers.checks import leaves
 
 _NUMBERED = re.compile(r"(?m)^\s*\d{1,2}[.)]\s+\S")
 _PLACEHOLDER = re.compile(r"(?<![\w@./:+-])[A-Z][a-z]+ [a-z]+ \d{3}(?![\w@./:+-])")
-_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|(?<![\w'])'[^'\n]+'(?![\w'])")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w.])")
-_SENTENCE = re.compile(r"\n+|(?<=[.!?])\s+(?=[A-Z0-9\"])")
+_SENTENCE = re.compile(
+    r"\n+|(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
+    r"(?<=[.!?])\s+(?=[A-Z0-9\"])"
+)
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -69,6 +72,7 @@ def top_openings_share(openings: list[str], k: int = 4) -> float:
 UPDATE_WORDS = {"update", "set", "change", "edit", "modify", "rename", "replace", "adjust"}
 CREATE_WORDS = {"create", "add", "new", "register", "upload", "book", "issue", "insert"}
 CREATE_WORDS |= {"make", "open", "generate", "submit", "post", "import", "record", "log"}
+CREATE_WORDS |= {"leave", "append", "write"}
 DELETE_WORDS = {"delete", "remove", "erase", "destroy", "purge", "drop", "clear", "discard"}
 READ_WORDS = {"check", "look", "find", "list", "get", "show", "tell", "count", "search", "see"}
 READ_WORDS |= {"review", "view", "fetch", "read", "go", "reply", "finish"}
@@ -272,17 +276,35 @@ def names_findable_id(task: dict[str, Any], env: EnvFacts) -> list[str]:
 
 
 def _write_sentence(request: str, call: dict[str, Any]) -> str | None:
-    """The request sentence that names a write: the first one holding one of the call's
-    literal values (3+ characters) and a write verb (``None`` when there is none)."""
+    """The request sentence that names a write: among those with a write verb, the one
+    holding most of the call's literal values (3+ characters); ``None`` when none holds
+    any. (A read sentence may name the same record: "tell me its completed at".)"""
     values = [v for v in _literal_strings(call.get("arguments") or {}) if len(v) >= 3]
     if not values:
         return None
-    sentences = [s for s in _SENTENCE.split(request) if s.strip()]
-    for value in values:
-        for sentence in sentences:
-            if value in sentence and sentence_verbs(sentence):
-                return sentence
-    return None
+    sentences = [s for s in _SENTENCE.split(request) if s.strip() and sentence_verbs(s)]
+    best, most = None, 0
+    for sentence in sentences:  # the sentence naming most of the call's values (first on ties)
+        n = sum(1 for value in values if value in sentence)
+        if n > most:
+            best, most = sentence, n
+    return best
+
+
+_CLAUSE = re.compile(r",\s+|;\s+|\s+and\s+|\s+then\s+")
+
+
+def _write_clause(sentence: str, call: dict[str, Any]) -> str:
+    """The clause of a sentence that names a call's values ("..., and comment 'Approved' on
+    it" for the comment, not the "set it to Done" before it); the whole sentence when its
+    clauses share the values or the naming clause carries no write verb of its own."""
+    values = [v for v in _literal_strings(call.get("arguments") or {}) if len(v) >= 3]
+    masked = _QUOTED.sub(lambda q: q.group(0).replace(",", "\0").replace(" and ", "\1"), sentence)
+    clauses = [c.replace("\0", ",").replace("\1", " and ") for c in _CLAUSE.split(masked)]
+    hits = [c for c in clauses if any(v in c for v in values)]
+    if len(hits) == 1 and len(clauses) > 1:
+        return hits[0] if sentence_verbs(hits[0]) else ""
+    return sentence
 
 
 def verb_mismatches(task: dict[str, Any], env: EnvFacts) -> list[str]:
@@ -297,6 +319,8 @@ def verb_mismatches(task: dict[str, Any], env: EnvFacts) -> list[str]:
         if env.kinds.get(name) != "write" or name not in env.meanings:
             continue
         sentence = _write_sentence(request, call)
+        if sentence is not None:
+            sentence = _write_clause(sentence, call)
         if sentence is not None and worded_as(sentence, env.meanings[name]) is False:
             out.append(f"{name}: {sentence.strip()[:160]}")
     return out

@@ -83,8 +83,10 @@ def paraphrase(
     """An LLM rewrite of a templated request, kept only if it still states every ``given``
     value and leaks nothing; otherwise ``text`` unchanged."""
     prompt = (
-        "Rewrite this request so it reads like a real user wrote it. Keep every step and "
-        "every quoted value exactly; do not add tool or function names; do not add facts.\n\n"
+        "Rewrite this request so it reads like a real user with this goal wrote it. Keep "
+        "every outcome it asks for and every quoted value exactly; state goals, not steps "
+        "(no numbered lists, no 'first call ...'); do not add tool or function names; do not "
+        "add facts.\n\n"
         f"{text}\n\nReply with only the rewritten request."
     )
     try:
@@ -97,6 +99,6 @@ def paraphrase(
         return text
     if any(str(v).casefold() not in out.casefold() for v in given):
         return text
-    if leaks(out, hidden, tool_names):
-        return text
+    if leaks(out, hidden, tool_names) or re.search(r"(?m)^\s*\d{1,2}[.)]\s", out):
+        return text  # a leak, or a numbered recipe: the template text stands
     return out

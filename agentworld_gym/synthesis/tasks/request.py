@@ -364,6 +364,10 @@ class GoalWriter:
         if not fields:
             return rng.choice([f"Update {ref}.", f"Please update {ref}."]), target
         sets = [f"{label} to {quote(v)}" for label, v in fields]
+        flag = _flag(fields)
+        if flag is not None:  # one yes/no field: "make sure the key "K" is not active"
+            options = [f"Make sure {ref} is {flag}.", f"Please make sure {ref} is {flag}."]
+            return rng.choice(options), target
         if ref == "it":
             options = [
                 f"Set its {_and(sets)}.",
@@ -426,7 +430,7 @@ class GoalWriter:
             options = [
                 f"How many {many}{where} are there?",
                 f"Tell me how many {many}{where} there are.",
-                f"I'd like to know how many {many}{where} exist.",
+                f"I want to know how many {many}{where} exist.",
             ]
             return rng.choice(options), last
         if f.kind == "first":
@@ -449,3 +453,17 @@ class GoalWriter:
             if not first:
                 options.append(f"I also need the {label} of {target}.")
         return rng.choice(options), target
+
+
+def _flag(fields: list[tuple[str, Any]]) -> str | None:
+    """``not active`` for a lone ``is active = false`` write (``None`` for anything else)."""
+    if len(fields) != 1 or not isinstance(fields[0][1], bool):
+        return None
+    label, value = fields[0]
+    words_ = label.split()
+    if len(words_) < 2 or words_[0] not in ("is", "has"):
+        return None
+    adj = " ".join(words_[1:])
+    if words_[0] == "has":
+        return f"{'' if value else 'not '}having {adj}".strip()
+    return adj if value else f"not {adj}"
