@@ -164,16 +164,7 @@ class GoalWriter:
         noun_j = self.noun(prev)
         rec = get_path(outputs[j], prefix)
         coll_j = self.model.collections.get(prev.tool.collection or "")
-        names = list(coll_j.profile.names) if coll_j is not None else []
-        names += ["name", "title", "display_name", "displayName", "email"]
-        name = next(
-            (
-                rec[f]
-                for f in names
-                if isinstance(rec, dict) and isinstance(rec.get(f), str) and rec[f].strip()
-            ),
-            "",
-        )
+        name = self._name(prev, rec)
         listed = prev.tool.op in ("list", "search") and prefix.rsplit(".", 1)[-1].isdigit()
         if prev.tool.op == "create":
             return f"the new {noun_j}"
@@ -186,8 +177,24 @@ class GoalWriter:
             return f"the {noun_j} {quote(key)}" if key is not None else f"that {noun_j}"
         if listed:
             where = self.listing(prev, steps, outputs, depth + 1)
-            return f"the {ordinal(int(prefix.rsplit('.', 1)[-1]))} {noun_j} listed{where}"
+            index = ordinal(int(prefix.rsplit(".", 1)[-1]))
+            return f"the {index} {noun_j} in the {noun_j} list{where}"
         return self.target(prev, steps, outputs, noun_j, depth + 1)
+
+    def _name_fields(self, step: Step) -> list[str]:
+        coll = self.model.collections.get(step.tool.collection or "")
+        names = list(coll.profile.names) if coll is not None else []
+        return names + ["name", "title", "display_name", "displayName", "email"]
+
+    def _name(self, step: Step, rec: Any) -> str:
+        """The record's name, title or email, as people call it (``""`` when it has none)."""
+        if not isinstance(rec, dict):
+            return ""
+        for f in self._name_fields(step):
+            value = rec.get(f)
+            if isinstance(value, str) and value.strip() and len(value) <= 60:
+                return value
+        return ""
 
     def target(
         self, step: Step, steps: list[Step], outputs: list[Any], noun: str, depth: int = 0
@@ -435,7 +442,12 @@ class GoalWriter:
             return rng.choice(options), last
         if f.kind == "first":
             where = self.listing(step, steps, outputs)
-            first = f"the first {noun} listed{where}"
+            prefix = f.path.rpartition(".")[0]
+            name = self._name(step, get_path(outputs[f.step], prefix))
+            if name and f.field not in self._name_fields(step):
+                first = f"the {noun} {quote(name)}{where}"  # found by its name in the listing
+            else:
+                first = f"the first {noun} in the {noun} list{where}"
             options = [
                 f"What is the {label} of {first}?",
                 f"Tell me the {label} of {first}.",

@@ -124,18 +124,20 @@ def new_value(
         return rng.choice(enum) if enum else MISSING
     if t == "boolean":
         return (not current) if isinstance(current, bool) else rng.choice([True, False])
-    if t == "integer":
-        lo, hi = int(schema.get("minimum", 1)), int(schema.get("maximum", 500))
-        if hi < lo:
+    if t in ("integer", "number"):
+        # a plausible number for the field (a year, a day, a price, a port), within bounds
+        name, _ = _leaf(field)
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if isinstance(lo, int | float) and isinstance(hi, int | float) and hi < lo:
             return MISSING
+        values = FieldValues(rng, _DOMAINS)
         for _ in range(5):
-            v = rng.randint(lo, max(lo, min(hi, lo + 500)))
+            v = _calendar(name, rng) if t == "integer" else None
+            if v is None:
+                v = values.number(name, schema, t == "integer")
             if v != current:
                 return v
         return MISSING
-    if t == "number":
-        lo = float(schema.get("minimum", 1))
-        return round(lo + rng.uniform(1, 500), 2)
     if t == "string":
         fmt = schema.get("format", "")
         if fmt == "date":
@@ -161,6 +163,19 @@ def new_value(
             return value
         return MISSING
     return MISSING
+
+
+_CALENDAR = {"day": (1, 28), "month": (1, 12), "hour": (0, 23), "minute": (0, 59)}
+_CALENDAR |= {"second": (0, 59), "weekday": (0, 6), "dayofweek": (0, 6), "quarter": (1, 4)}
+
+
+def _calendar(name: str, rng: random.Random) -> int | None:
+    """A day, month, hour... in its calendar range (``None`` for other fields)."""
+    key = fold(name)
+    for unit, (lo, hi) in _CALENDAR.items():
+        if key == unit or key.endswith(unit) and not key.endswith(("today", "birthday")):
+            return rng.randint(lo, hi)
+    return None
 
 
 def simple(schema: dict[str, Any]) -> bool:
