@@ -73,7 +73,21 @@ def make_spec(tasks: list[dict[str, Any]] | None = None) -> EnvSpec:
     unsealed = seal_spec(spec)
     if unsealed:
         raise SystemExit(f"notion tasks could not be sealed: {unsealed}")
+    _stamp_horizon(spec)
     return spec
+
+
+def _stamp_horizon(spec: EnvSpec) -> None:
+    """Each task's turn budget and long-horizon flag, by the rule synthesized tasks follow
+    (:func:`agentworld_gym.synthesis.tasks.candidate.horizon`, on a replay of its gold)."""
+    from agentworld_gym.synthesis.tasks.candidate import horizon
+    from agentworld_gym.synthesis.tasks.runner import Runner
+
+    runner = Runner(spec)
+    for task in spec.tasks:
+        calls = (task.gold or {}).get("calls") or []
+        stamp = horizon(calls, runner, task.id, task.instruction, set(), spec.runtime.max_turns)
+        task.difficulty = {**task.difficulty, **stamp}
 
 
 def write(out: Path = DEFAULT_OUT, check: bool = True) -> EnvSpec:

@@ -263,7 +263,7 @@ def task(
         "reference_answer": answer,
         "verifier": verifier,
         "gold": {"type": "tool_chain", "calls": calls, "answer": answer},
-        "difficulty": {"min_calls": len(calls), "writes": writes, "long_horizon": len(calls) >= 8},
+        "difficulty": {"min_calls": len(calls), "writes": writes},
         "provenance": {
             "source": "manual",
             "author": "notion domain",

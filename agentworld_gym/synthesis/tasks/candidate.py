@@ -170,7 +170,7 @@ def chained(
         consumes = refs or bool(mine & seen) or any(v in goal for v in mine if goal)
         later = set().union(*(t[0] for t in taken[i + 1 :])) if i + 1 < len(taken) else set()
         feeds = any(f"${i}." in r for t in taken[i + 1 :] for r in t[2]) or bool(
-            later & (returned[i] if i < len(returned) else set()) - seen - mine
+            later & (returned[i] if i < len(returned) else set()) - mine
         )
         if i and not (consumes or feeds):
             return False
@@ -216,6 +216,22 @@ def long_horizon(
         and len({c.get("name") for c in calls}) >= LONG_TOOLS
         and chained(calls, outputs, keys, goal)
     )
+
+
+def horizon(
+    calls: list[dict[str, Any]],
+    runner: Runner,
+    task_id: str,
+    goal: str,
+    keys: set[tuple[str, str]],
+    default_turns: int,
+) -> dict[str, Any]:
+    """A task's ``max_turns`` (:func:`turn_budget`) and ``long_horizon`` flag (the one rule,
+    :func:`long_horizon`, on a replay of its gold calls), for its ``difficulty``."""
+    long = False
+    if len(calls) >= LONG_CALLS:
+        long = long_horizon(calls, runner.run(calls, task_id).outputs, keys, goal)
+    return {"max_turns": turn_budget(len(calls), default_turns), "long_horizon": long}
 
 
 def provenance(method: str, seed: int, llm: bool) -> dict[str, Any]:

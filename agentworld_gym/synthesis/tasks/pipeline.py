@@ -30,8 +30,7 @@ from agentworld_gym.synthesis.tasks.candidate import (
     SYNTHESIZER,
     Candidate,
     acceptance_cases,
-    long_horizon,
-    turn_budget,
+    horizon,
 )
 from agentworld_gym.synthesis.tasks.graph import ToolGraph
 from agentworld_gym.synthesis.tasks.graph_tasks import GraphTaskBuilder
@@ -178,11 +177,16 @@ class EnvSynthesizer:
         candidate made to be long that the rule does not call long is refused."""
         calls = (c.task.gold or {}).get("calls") or []
         d = c.task.difficulty
-        d["max_turns"] = turn_budget(len(calls), self.spec.runtime.max_turns)
-        d["long_horizon"] = False
-        if len(calls) >= LONG_CALLS:
-            outputs = self.runner.run(calls, c.task.id).outputs
-            d["long_horizon"] = long_horizon(calls, outputs, self._keys, c.task.instruction)
+        d.update(
+            horizon(
+                calls,
+                self.runner,
+                c.task.id,
+                c.task.instruction,
+                self._keys,
+                self.spec.runtime.max_turns,
+            )
+        )
         if kind.endswith("_long") and not d["long_horizon"]:
             return "not long-horizon (unchained or too few tools)"
         return None
