@@ -8,6 +8,7 @@ import pytest
 from test_synth_tasks import make_op_env
 
 from agentworld_gym.sandbox import run_function
+from agentworld_gym.synthesis.tasks import phrasing as say
 from agentworld_gym.synthesis.tasks.accept import reward_of
 from agentworld_gym.synthesis.tasks.model import build_model
 from agentworld_gym.synthesis.tasks.programs import Caller, capabilities, hit
@@ -166,3 +167,33 @@ def test_every_template_instantiates_on_the_tracker():
         prog = next(p for p in programs if p is not None)
         answer = prog.run(Caller(runner, "t", 19))
         assert answer and prog.request and prog.control_flow, name
+
+
+def test_conditions_and_verbs_in_words():
+    rng = random.Random(0)
+    assert say.np("user", [["is_active", False]], rng) == "inactive users"
+    assert say.pred([["online", False]], rng) == "are offline"
+    assert say.np("key", [["enabled", False]], rng) == "disabled keys"
+    assert "whose is" not in say.np("channel", [["is_global_master", False]], rng)
+    assert say.pred([["has_webhook", False]], rng, False) == "doesn't have a webhook"
+    assert say.past("publish") == "published" and say.past("stop") == "stopped"
+    assert say.too_long(8, 2, 4) and say.too_long(5, 3, 7) and not say.too_long(8, 3, 6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_program_requests_name_no_raw_conditions_or_steps(seed):
+    spec = make_op_env()
+    model, runner = build_model(spec), Runner(spec)
+    caps = capabilities(model, runner)
+    makers = [aggregate, group_max, batch_update, branch]
+    makers += [lambda m, c, r, k, op=op: bulk(m, c, r, k, op) for op in ("update", "delete")]
+    for make in makers:
+        prog = make(model, caps, random.Random(seed), Knobs())
+        if prog is None:
+            continue
+        again = make(model, caps, random.Random(seed), Knobs())
+        assert again is not None and again.request == prog.request  # deterministic
+        assert "whose is" not in prog.request and "\n1." not in prog.request
+        caller = Caller(runner, "t", 19)
+        prog.run(caller)
+        assert len(caller.calls) < 8 or len({c["name"] for c in caller.calls}) >= 3

@@ -17,6 +17,7 @@ from agentworld_gym.registry import build_index
 from agentworld_gym.replay import replay_gold, score_answer
 from agentworld_gym.sandbox import run_function
 from agentworld_gym.spec import EnvSpec, RuntimeSpec, TaskSpec
+from agentworld_gym.synthesis import audit
 from agentworld_gym.synthesis.tasks import synthesize_tasks
 from agentworld_gym.synthesis.tasks.accept import reward_of
 from agentworld_gym.synthesis.tasks.catalog import synthesize_catalog
@@ -291,11 +292,11 @@ def test_create_batch_rule_sets_the_computed_field():
     ruled = 0
     for seed in range(40):
         prog = create_batch(model, caps, random.Random(seed), Knobs())
-        if prog is None or "over" not in prog.request:
+        if prog is None or " above " not in prog.request:
             continue
         caller = Caller(runner, "t", 19)
         answer = prog.run(caller)
-        t = int(prog.request.split(" is over ")[1].split()[0])
+        t = int(prog.request.split(" above ")[1].split()[0].rstrip(",;."))
         budgets = [c["arguments"]["budget"] for c in caller.calls]
         channels = [c["arguments"]["channel"] for c in caller.calls]
         high = {ch for b, ch in zip(budgets, channels, strict=True) if b > t}
@@ -350,3 +351,43 @@ def test_catalog_drops_seed_tasks_that_fail_acceptance(tmp_path):
     ids = [t["id"] for t in orjson.loads((tmp_path / "tracker" / "tasks.json").read_bytes())]
     assert "tracker-0001" not in ids and "tracker-0002" in ids
     assert totals["tasks_per_env"]["min"] >= 10
+
+
+# -- wording --------------------------------------------------------------------------------
+def _requests(template: str, seed: int) -> list[str]:
+    spec = make_full_env()
+    cfg = TaskSynthConfig(long_share=0.0, min_tasks=0)
+    made = synthesize_tasks(
+        spec, n=4, seed=seed, program_share=1.0, patterns=(template,), config=cfg
+    )
+    return [t.instruction for t in made if t.kind == "program"]
+
+
+@pytest.mark.parametrize("template", NEW)
+def test_requests_read_as_goals_and_vary_with_the_seed(template):
+    first = _requests(template, 1)
+    assert first == _requests(template, 1)  # same seed, same text
+    seen = set(first)
+    for seed in (2, 3, 4):
+        seen |= set(_requests(template, seed))
+    for text in seen:
+        assert "whose is " not in text and " is true" not in text and " is false" not in text
+        assert not audit.numbered_steps(text), text
+    assert len({audit.opening(t)[:12] for t in seen}) >= 2, seen  # more than one opening
+
+
+def test_an_action_tool_is_worded_with_its_own_verb():
+    """A create tool that publishes: the request says "publish", never "add"/"set"."""
+    spec = make_write_only_env()
+    tool = next(t for t in spec.tools if t.name == "createCampaign")
+    tool.name = "publishCampaign"
+    tool.description = "Publish a campaign for an owner."
+    texts = [
+        t.instruction
+        for seed in range(3)
+        for t in synthesize_tasks(spec, n=6, seed=seed, program_share=1.0)
+        if any(c["name"] == "publishCampaign" for c in t.gold["calls"])
+    ]
+    assert texts
+    for text in texts:
+        assert "publish" in text.casefold(), text

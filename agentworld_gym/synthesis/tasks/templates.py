@@ -53,7 +53,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
+from agentworld_gym.synthesis.tasks import phrasing as say
+from agentworld_gym.synthesis.tasks.model import EnvModel
+from agentworld_gym.synthesis.tasks.phrasing import Verbs, cap, pick
 from agentworld_gym.synthesis.tasks.programs import (
     Answer,
     Caller,
@@ -68,7 +70,6 @@ from agentworld_gym.synthesis.tasks.render import plural, quote
 from agentworld_gym.synthesis.tasks.shapes import (
     Knobs,
     choose_listed,
-    cond_text,
     conditions,
     fetch,
     field_name,
@@ -76,9 +77,7 @@ from agentworld_gym.synthesis.tasks.shapes import (
     join_parent,
     listed,
     making,
-    named,
     noun_of,
-    render,
     value_for,
     visible,
 )
@@ -86,20 +85,11 @@ from agentworld_gym.synthesis.tasks.values import MISSING, fresh_text, schema_ty
 
 __all__ = ["Knobs", "branch", "bulk", "create_each"]
 
-REQUESTS = {
-    "bulk_update": "For every {{ noun }}{{ scope }}{{ cond }}, set its {{ field }} to "
-    "{{ value }}. Then tell me how many {{ nouns }} you updated.",
-    "bulk_delete": "Delete every {{ noun }}{{ scope }}{{ cond }}. Then tell me how many "
-    "{{ nouns }} you deleted.",
-    "branch_update": "Go through every {{ noun }}{{ scope }}{{ cond }}: if its {{ num }} is "
-    "greater than {{ t }}, set its {{ field }} to {{ a }}; otherwise set it to {{ b }}. "
-    "Tell me how many ended up with {{ a }}.",
-    "create_each": "For each {{ pnoun }}{{ pcond }}, add {{ noun | a }} {{ link }} it with "
-    "{{ field }} {{ value }}. Tell me how many {{ nouns }} you added.",
-    "create_given": "Check the {{ pnouns }} {{ keys }}. For each one{{ pcond }}, add "
-    "{{ noun | a }} {{ link }} it with {{ field }} {{ value }}. Tell me how many {{ nouns }} you "
-    "added.",
-}
+ASK = [
+    " Then tell me how many {nouns} you {did}.",
+    " Let me know how many {nouns} that was.",
+    " How many {nouns} did that take?",
+]
 
 
 def bulk(
@@ -126,18 +116,23 @@ def bulk(
     value = value_for(w, caps, targets, rng) if w else None
     if w and value is MISSING:
         return None
-    if (2 if join else 1) + len(targets) > knobs.max_calls:
+    scope = say.scope_ref(model, all_caps, caps, source.tool, source.where)
+    n_calls = (2 if join else 1) + len(scope.listers) + len(targets)
+    tools = 2 + bool(join) + len(scope.listers)
+    if n_calls > knobs.max_calls or say.too_long(n_calls, tools, len(targets)):
         return None
     tool = caps.updater if op == "update" else caps.deleter
     params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": source.where + where}
-    cond = cond_text(where)
+    tail = scope.text
     if join is not None:
         params.update(join.params(), pf=join.field)
-        cond = join.text(cond, "belongs")
+        parents = say.np(join.caps.coll.noun, join.where, rng)
+        tail += pick(rng, [f" belonging to {parents}", f" that belong to {parents}"])
     if w:
         params.update(g=w.path, v=value)
 
     def run(caller: Caller) -> Answer:
+        scope.find(caller)
         found = listed(caller, source, where, join)
         for r in found:
             if w is None:
@@ -147,14 +142,16 @@ def bulk(
         verb = "updated" if w else "deleted"
         return Answer(f"I {verb} {len(found)} {noun_of(coll, len(found))}.", len(found))
 
-    request = render(
-        REQUESTS[f"bulk_{op}"],
-        noun=coll.noun,
-        nouns=plural(coll.noun),
-        scope=source.phrase,
-        cond=cond,
-        field=field_name(w.path) if w else "",
-        value=quote(value),
+    request = _bulk_request(
+        Verbs(model),
+        tool,
+        rng,
+        coll.noun,
+        say.np(coll.noun, where, rng, tail=tail),
+        where,
+        tail,
+        w,
+        value,
     )
     flow = ["loop", "filter", "conditional_write"] + (["join"] if join else [])
     return Program(
@@ -168,6 +165,45 @@ def bulk(
         3 if join else 2,
         run,
     )
+
+
+def _bulk_request(
+    verbs: Verbs,
+    tool: Any,
+    rng: random.Random,
+    noun: str,
+    records: str,
+    where: list[list[Any]],
+    tail: str,
+    w: Any,
+    value: Any,
+) -> str:
+    """ "Set the status of all offline devices in group "G" to "retired" ..." in one of
+    several phrasings (or "Delete ..." with the deleter's own verb)."""
+    kind = "update" if w else "delete"
+
+    def act(obj: str) -> str:
+        if w is None:
+            return verbs.delete(tool, rng, obj)
+        return verbs.update(tool, rng, obj, field_name(w.path), quote(value), noun)
+
+    nouns, did = plural(noun), verbs.done(tool, kind)
+    ask = pick(rng, ASK).format(nouns=nouns, did=did)
+    among = f"Among the {nouns}{tail}, {act(say.ones(where, rng))}" if where else ""
+    text = pick(
+        rng,
+        [
+            cap(act(f"all {records}")) + "." + ask,
+            # a question naming the scope would hold the write's values without its verb
+            ""
+            if tail
+            else f"How many {records} are there? {cap(act('each of them'))} and tell me that "
+            "number.",
+            f"Could you {act('every one of the ' + records)}?" + ask,
+            among + "." + ask if among else "",
+        ],
+    )
+    return text
 
 
 def branch(
@@ -202,7 +238,11 @@ def branch(
         return a if isinstance(x, int | float) and x > t else b
 
     writes = sum(1 for r in rows if value_at(r, w.path) != want(r))
-    if 1 + writes > knobs.max_calls or writes == 0:
+    scope = say.scope_ref(model, all_caps, caps, source.tool, source.where)
+    n_calls = 1 + len(scope.listers) + writes
+    if n_calls > knobs.max_calls or writes == 0:
+        return None
+    if say.too_long(n_calls, 2 + len(scope.listers), writes):
         return None
     params = {
         "c": coll.name,
@@ -216,6 +256,7 @@ def branch(
     }
 
     def run(caller: Caller) -> Answer:
+        scope.find(caller)
         found = [r for r in caller.list_all(source.tool, source.args) if hit(r, where)]
         for r in found:
             if value_at(r, w.path) != want(r):
@@ -223,16 +264,32 @@ def branch(
         n = sum(1 for r in found if want(r) == a)
         return Answer(f"{n} {noun_of(coll, n)} ended up with {a}.", n)
 
-    request = render(
-        REQUESTS["branch_update"],
-        noun=coll.noun,
-        scope=source.phrase,
-        cond=cond_text(where),
-        num=humanize(nf),
-        t=t,
-        field=field_name(w.path),
-        a=quote(a),
-        b=quote(b),
+    verbs, fld, num = Verbs(model), field_name(w.path), say.label_of(nf)
+    tool = caps.updater
+
+    def put(obj: str, value: Any) -> str:
+        return verbs.update(tool, rng, obj, fld, quote(value), coll.noun)
+
+    every = say.np(coll.noun, where, rng, tail=scope.text)
+    one = say.np(coll.noun, where, rng, False, scope.text)
+    hi = f"those {say.above(rng, num, t)}"
+    request = pick(
+        rng,
+        [
+            f"Across all {every}, {put(hi, a)} and {put('the rest', b)}. How many ended up "
+            f"with {quote(a)}?",
+            f"For every {one}: if its {num} is above {t}, {put('it', a)}; otherwise "
+            f"{put('it', b)}. Then tell me how many ended up with {quote(a)}.",
+            ""
+            if scope.text
+            else f"How many {every} have {say.a(num)} over {t}? {cap(put(hi, a))} and "
+            f"{put('the others', b)}, and tell me that count.",
+            ""
+            if verbs.of(tool).op != "update"
+            else f"I want the {fld} of every {one} to follow its {num}: {quote(a)} when the "
+            f"{num} is above {t}, {quote(b)} otherwise; please {verbs.word(tool, rng, 'update')} "
+            f"them accordingly, and tell me how many got {quote(a)}.",
+        ],
     )
     return Program(
         "branch_update",
@@ -286,7 +343,8 @@ def create_each(
         pool, hidden = pcoll.records, pcaps.lister.hidden
     else:
         lo = max(3, knobs.min_calls // 2)
-        pool = given(pcaps, rng, rng.randint(lo, max(lo, min(8, knobs.max_calls // 2))))
+        pool = given(pcaps, rng, rng.randint(lo, max(lo, min(say.MAX_ITEMS, knobs.max_calls // 2))))
+        pool, ref = say.refer_some(pcaps, pool, all_caps=all_caps)
         hidden = pcaps.getter.hidden if pcaps.getter else frozenset()
         if len(pool) < 3:
             return None
@@ -295,7 +353,12 @@ def create_each(
     if not opts:
         return None
     pw, parents = max(opts, key=lambda o: len(o[1])) if knobs.long else rng.choice(opts)
-    if (1 if by_list else len(pool)) + len(parents) > knobs.max_calls:
+    if by_list:
+        ref = say.Ref("")
+    n_calls = (1 if by_list else len(pool) + len(ref.listers)) + len(parents)
+    if n_calls > knobs.max_calls:
+        return None
+    if say.too_long(n_calls, 2 + len(ref.listers), max(len(parents), len(pool) * (not by_list))):
         return None
     schema = caps.maker.params[arg].schema
     mk = making(model, caps, rng, {arg, w.param})
@@ -324,23 +387,50 @@ def create_each(
         if by_list:
             found = [p for p in caller.list_all(pcaps.lister, {}) if hit(p, pw)]
         else:
+            ref.find(caller)
             found = [p for p in (fetch(caller, pcaps, r) for r in pool) if hit(p, pw)]
         for p in found:
             caller(caps.maker, calls[str(p.get(pcoll.pk))])
         return Answer(f"I added {len(found)} {noun_of(coll, len(found))}.", len(found))
 
-    request = render(
-        REQUESTS["create_each" if by_list else "create_given"],
-        pnoun=pcoll.noun,
-        pnouns=plural(pcoll.noun),
-        keys=named(pcaps, pool) if not by_list else "",
-        pcond=cond_text(pw),
-        noun=coll.noun,
-        nouns=plural(coll.noun),
-        link="under" if caps.maker.params[arg].role == "scope" else "for",
-        field=field_name(w.path),
-        value=quote(value) + (f", {mk.text(caps)}" if mk.shared else ""),
+    verbs, link = Verbs(model), "under" if caps.maker.params[arg].role == "scope" else "for"
+    details = f"with {field_name(w.path)} {quote(value)}" + (
+        f", {mk.text(caps)}" if mk.shared else ""
     )
+    one = say.a(coll.noun)
+
+    def make(what: str) -> str:
+        return verbs.create(caps.maker, rng, what)
+
+    ask = pick(rng, ASK).format(nouns=plural(coll.noun), did=verbs.done(caps.maker, "create"))
+    if by_list:
+        each = say.np(pcoll.noun, pw, rng, False)
+        request = pick(
+            rng,
+            [
+                cap(make(f"{one} {link} each {each} {details}")) + "." + ask,
+                f"Every {each} needs {one} {details}: please {make(f'one {link} each of them')}."
+                + ask,
+                f"How many {say.np(pcoll.noun, pw, rng)} are there? "
+                + cap(make(f"{one} {details} {link} each of them"))
+                + ", and tell me that number.",
+            ],
+        )
+    else:
+        those = say.ones(pw, rng)
+        request = pick(
+            rng,
+            [
+                f"Of the {plural(pcoll.noun)} {ref.text}, {make(f'{one} {link} each of {those}')} "
+                f"{details}." + ask,
+                f"For the {plural(pcoll.noun)} {ref.text}: "
+                + make(f"{one} {details} {link} every one that {say.pred(pw, rng, False)}")
+                + "."
+                + ask,
+                f"Look through the {plural(pcoll.noun)} {ref.text} and {make(f'{one} {details}')} "
+                f"{link} each of {those}." + ask,
+            ],
+        )
     if not by_list and not visible(pcaps, *(f for f, _ in pw)):
         return None
     return Program(

@@ -9,7 +9,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from agentworld_gym.synthesis.tasks import phrasing as say
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
+from agentworld_gym.synthesis.tasks.phrasing import Verbs, cap, pick
 from agentworld_gym.synthesis.tasks.programs import (
     Answer,
     Caller,
@@ -25,29 +27,16 @@ from agentworld_gym.synthesis.tasks.shapes import (
     OP_WORDS,
     Knobs,
     choose_listed,
-    cond_text,
     conditions,
     field_name,
     fmt,
     join_parent,
     listed,
     number,
-    render,
     strip_id,
     value_for,
-    with_text,
 )
 from agentworld_gym.synthesis.tasks.values import MISSING, typed
-
-REQUESTS = {
-    "extreme": "Find the {{ noun }}{{ scope }} with the {{ dir }} {{ num }}, set its {{ field }} "
-    "to {{ value }}, and tell me its {{ label }}.",
-    "aggregate": "What is the {{ op }} {{ num }} of the {{ nouns }}{{ scope }}{{ cond }}?",
-    "count": "How many {{ nouns }}{{ scope }}{{ cond }} are there?",
-    "group_max": "Which {{ pnoun }}{{ pcond }} has the most {{ nouns }}? Tell me its {{ label }} "
-    "and how many {{ nouns }} it has.",
-    "children_agg": "Look at the {{ nouns }} of the {{ pnouns }} {{ keys }}. {{ ask }}",
-}
 
 
 def extreme(
@@ -89,21 +78,29 @@ def extreme(
         "lf": lf,
     }
 
+    scope = say.scope_ref(model, all_caps, caps, source.tool, source.where)
+
     def run(caller: Caller) -> Answer:
+        scope.find(caller)
         found = [r for r in caller.list_all(source.tool, source.args) if number(r.get(nf))]
         pick = sorted(found, key=lambda r: r[nf], reverse=top)[0]
         caller(caps.updater, setting(caps.updater, coll, pick, w, value))
         return Answer(f"It is {pick.get(lf)}.", pick.get(lf))
 
-    request = render(
-        REQUESTS["extreme"],
-        noun=coll.noun,
-        scope=source.phrase,
-        dir="highest" if top else "lowest",
-        num=humanize(nf),
-        field=field_name(w.path),
-        value=quote(value),
-        label=humanize(lf),
+    verbs, fld, num = Verbs(model), field_name(w.path), say.label_of(nf)
+    dir_, label = "highest" if top else "lowest", say.label_of(lf)
+    one = f"{coll.noun}{scope.text}"
+
+    def put(obj: str) -> str:
+        return verbs.update(caps.updater, rng, obj, fld, quote(value), coll.noun)
+
+    request = pick(
+        rng,
+        [
+            f"Which {one} has the {dir_} {num}? {cap(put('that one'))}, and tell me its {label}.",
+            cap(put(f"the {one} with the {dir_} {num}")) + f", then tell me its {label}.",
+            f"I need the {label} of the {one} with the {dir_} {num} — and please {put('it')}.",
+        ],
     )
     return Program(
         "extreme",
@@ -150,23 +147,38 @@ def aggregate(
         return None
     params = {"c": coll.name, "k": coll.pk, "w": source.where + where, "nf": nf, "op": op}
     params["tol"] = 0.01
-    cond = cond_text(where)
+    scope = say.scope_ref(model, all_caps, caps, source.tool, source.where)
+    tail = scope.text
     if join is not None:
         params.update(join.params(), pf=join.field)
-        cond = join.text(cond, "belong")
+        tail += f" belonging to {say.np(join.caps.coll.noun, join.where, rng)}"
 
     def run(caller: Caller) -> Answer:
+        scope.find(caller)
         return answer(listed(caller, source, where, join), op, nf)
 
-    template = REQUESTS["count" if count else "aggregate"]
-    request = render(
-        template,
-        op=OP_WORDS.get(op, ""),
-        num=humanize(nf),
-        nouns=plural(coll.noun),
-        scope=source.phrase,
-        cond=cond,
-    )
+    records = say.np(coll.noun, where, rng, tail=tail)
+    if count:
+        request = pick(
+            rng,
+            [
+                f"How many {records} are there?",
+                f"Count the {records} for me.",
+                f"I need the number of {records}.",
+                f"Tell me how many {records} there are.",
+            ],
+        )
+    else:
+        what = f"{OP_WORDS[op]} {say.label_of(nf)}"
+        request = pick(
+            rng,
+            [
+                f"What is the {what} of the {records}?",
+                f"Across all {records}, what's the {what}?",
+                f"I need the {what} over the {records}.",
+                f"Work out the {what} of the {records} for me.",
+            ],
+        )
     flow = ["loop", "aggregate"] + (["filter"] if where else []) + (["join"] if join else [])
     return Program(
         "aggregate",
@@ -240,6 +252,8 @@ def group_max(
     n_calls = 1 + (len(parents) if per_parent else 1)
     if n_calls > knobs.max_calls or (per_parent and len(parents) < 2):
         return None
+    if say.too_long(n_calls, 2, n_calls - 1):
+        return None
     params = {
         "c": coll.name,
         "w": [],
@@ -266,12 +280,17 @@ def group_max(
         n = tally.get(str(best.get(pcoll.pk)), 0)
         return Answer(f"{best.get(lf)} has the most, with {n}.", best.get(lf), n)
 
-    request = render(
-        REQUESTS["group_max"],
-        pnoun=pcoll.noun,
-        pcond=cond_text(pw),
-        nouns=plural(coll.noun),
-        label=humanize(lf),
+    one, many = say.np(pcoll.noun, pw, rng, False), say.np(pcoll.noun, pw, rng)
+    nouns, label = plural(coll.noun), say.label_of(lf)
+    request = pick(
+        rng,
+        [
+            f"Which {one} has the most {nouns}? Tell me its {label} and how many {nouns} it has.",
+            f"Among the {many}, find the one with the most {nouns}; I need its {label} and the "
+            "count.",
+            f"I'm looking for the {one} with the largest number of {nouns}: what is its {label}, "
+            "and how many does it have?",
+        ],
     )
     flow = ["loop", "join", "aggregate"] + (["filter"] if pw else [])
     return Program(
@@ -308,11 +327,19 @@ def children_agg(
     for r in coll.records:
         if isinstance(r.get(fld), str | int) and not isinstance(r.get(fld), bool):
             groups.setdefault(str(r[fld]), []).append(r)
-    hi = min(knobs.max_calls - 1, 12 if knobs.long else 5)
+    hi = min(knobs.max_calls - 1, say.MAX_ITEMS if knobs.long else 5)
     n = min(len(groups), rng.randint(max(2, knobs.min_calls), max(2, knobs.min_calls, hi)))
     if n < max(2, knobs.min_calls) or len(groups) < 2:
         return None
     keys = rng.sample(sorted(groups), n)
+    named = [say.parent_name(all_caps, pref, groups[k][0][fld]) for k in keys]
+    listers = list({id(t): t for _, t in named if t is not None}.values())
+    if len(listers) < len(named) and len(keys) > say.MAX_IDS:  # some go by raw key
+        keys, named = keys[: say.MAX_IDS], named[: say.MAX_IDS]
+        listers = list({id(t): t for _, t in named if t is not None}.values())
+    if say.too_long(len(keys) + len(listers), 1 + len(listers), len(keys)):
+        return None
+    ref = say.Ref(say.series([text for text, _ in named]), listers)
     schema = tool.params[arg].schema
     rows = [r for k in keys for r in groups[k]]
     for k in keys:
@@ -343,6 +370,7 @@ def children_agg(
     }
 
     def run(caller: Caller) -> Answer:
+        ref.find(caller)
         found = []
         for k in keys:
             args = {arg: typed(groups[k][0][fld], schema)}
@@ -351,18 +379,30 @@ def children_agg(
 
     parent = model.collections.get(pref or "")
     pnoun = parent.noun if parent else strip_id(fld)
-    ask = (
-        f"How many of them have {with_text(where)}?"
-        if count
-        else f"What is the {OP_WORDS[op]} {humanize(nf)} of those{cond_text(where)}?"
-    )
-    request = render(
-        REQUESTS["children_agg"],
-        nouns=plural(coll.noun),
-        pnouns=plural(pnoun),
-        keys=", ".join(quote(groups[k][0][fld]) for k in keys),
-        ask=ask,
-    )
+    parents = f"{plural(pnoun)} {ref.text}"
+    if count:
+        records = say.np(coll.noun, where, rng)
+        request = pick(
+            rng,
+            [
+                f"How many {records} do the {parents} have between them?",
+                f"Across the {parents}, how many of their {plural(coll.noun)} "
+                f"{say.pred(where, rng)}?",
+                f"I need to know how many {records} belong to the {parents}.",
+                f"Count the {records} of the {parents} for me.",
+            ],
+        )
+    else:
+        what = f"{OP_WORDS[op]} {say.label_of(nf)}"
+        records = say.np(coll.noun, where, rng)
+        request = pick(
+            rng,
+            [
+                f"What is the {what} of the {records} of the {parents}?",
+                f"Across the {parents}, what's the {what} of their {records}?",
+                f"I need the {what} over the {records} belonging to the {parents}.",
+            ],
+        )
     flow = ["loop", "join", "aggregate"] + (["filter"] if where else [])
     return Program(
         "children_agg",

@@ -14,7 +14,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from agentworld_gym.synthesis.tasks import phrasing as say
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize, scalar
+from agentworld_gym.synthesis.tasks.phrasing import Verbs, cap, pick
 from agentworld_gym.synthesis.tasks.programs import (
     Answer,
     Caller,
@@ -35,34 +37,13 @@ from agentworld_gym.synthesis.tasks.shapes import (
     field_name,
     fmt,
     given,
-    named,
     noun_of,
     number,
-    render,
     scope_fields,
     value_for,
     visible,
-    with_text,
 )
 from agentworld_gym.synthesis.tasks.values import MISSING, typed
-
-REQUESTS = {
-    "count": "Check the {{ nouns }} {{ keys }}: how many of them{{ cond }}?",
-    "sum": "Check the {{ nouns }} {{ keys }}: what is the {{ op }} {{ num }} of those{{ cond }}?",
-    "pick": "Among the {{ nouns }} {{ keys }}, which has the {{ dir }} {{ num }}? Tell me its "
-    "{{ label }}.",
-    "which": "Check the {{ nouns }} {{ keys }}: which of them{{ cond }}? Tell me their "
-    "{{ label }}s.",
-    "update": "Check the {{ nouns }} {{ keys }}. For each one{{ cond }}, set its {{ field }} to "
-    "{{ value }}. Tell me how many you changed.",
-    "delete": "Check the {{ nouns }} {{ keys }}. Delete each one{{ cond }}, and tell me how many "
-    "you deleted.",
-    "else": "Check the {{ nouns }} {{ keys }}. For each one{{ cond }}, set its {{ field }} to "
-    "{{ value }}; set the {{ field }} of the others to {{ other }}. Tell me how many got "
-    "{{ value }}.",
-    "best": "Among the {{ nouns }} {{ keys }}, find the one with the {{ dir }} {{ num }}, set its "
-    "{{ field }} to {{ value }}, and tell me its {{ label }}.",
-}
 
 
 def _readable(c: Caps) -> bool:
@@ -102,8 +83,8 @@ def batch_read(
         return None
     coll = caps.coll
     lo = max(knobs.min_calls, 3)
-    n = rng.randint(lo, max(lo, min(knobs.max_calls if knobs.long else 6, knobs.max_calls)))
-    chosen = given(caps, rng, n)
+    n = rng.randint(lo, max(lo, min(say.MAX_ITEMS, knobs.max_calls)))
+    chosen, ref = say.refer_some(caps, given(caps, rng, n), all_caps=all_caps)
     if len(chosen) < max(3, knobs.min_calls):
         return None
     modes = ["count", "which"] if coll.profile.categorical else []
@@ -138,6 +119,7 @@ def batch_read(
         params.update(nf=nf, op=op, tol=0.01, w=where)
 
     def run(caller: Caller) -> Answer:
+        ref.find(caller)
         got = [fetch(caller, caps, r) for r in chosen]
         if mode == "pick":
             nums = [r for r in got if number(r.get(nf))]
@@ -154,18 +136,7 @@ def batch_read(
             f"The {OP_WORDS[params['op']]} {humanize(nf)} is {fmt(x)}.", x, tolerance=0.01
         )
 
-    verb = " have " if mode in ("count", "which") else " with "
-    cond = verb + with_text(where) if where else ""
-    request = render(
-        REQUESTS[mode],
-        nouns=noun_of(coll, 2),
-        keys=named(caps, chosen),
-        cond=cond,
-        op=OP_WORDS.get(params.get("op", ""), ""),
-        num=humanize(nf),
-        dir="highest" if params.get("max") else "lowest",
-        label=humanize(lf or ""),
-    )
+    request = _read_request(rng, mode, noun_of(coll, 2), ref.text, where, params, nf, lf or "")
     kind = {"pick": "pick", "which": "which"}.get(mode, "aggregate")
     flow = ["loop", "aggregate"] + (["filter"] if where else [])
     return Program(
@@ -179,6 +150,61 @@ def batch_read(
         1,
         run,
         writes_expected=False,
+    )
+
+
+def _read_request(
+    rng: random.Random,
+    mode: str,
+    nouns: str,
+    keys: str,
+    where: list[list[Any]],
+    params: dict[str, Any],
+    nf: str,
+    lf: str,
+) -> str:
+    """A batch read's question in one of several phrasings."""
+    these = f"the {nouns} {keys}"
+    label, num = say.label_of(lf), say.label_of(nf)
+    if mode == "count":
+        p = say.pred(where, rng)
+        return pick(
+            rng,
+            [
+                f"Of {these}, how many {p}?",
+                f"How many of {these} {p}?",
+                f"I'm looking at {these}. Tell me how many of them {p}.",
+            ],
+        )
+    if mode == "which":
+        p = say.pred(where, rng)
+        return pick(
+            rng,
+            [
+                f"Which of {these} {p}? Tell me their {label}s.",
+                f"Of {these}, list the {label}s of those that {p}.",
+                f"I need the {label}s of whichever of {these} {p}.",
+            ],
+        )
+    if mode == "pick":
+        d = "highest" if params.get("max") else "lowest"
+        return pick(
+            rng,
+            [
+                f"Among {these}, which has the {d} {num}? Tell me its {label}.",
+                f"Which of {these} has the {d} {num}? I need its {label}.",
+                f"Tell me the {label} of whichever of {these} has the {d} {num}.",
+            ],
+        )
+    what = f"{OP_WORDS[params['op']]} {num}"
+    those = f"those that {say.pred(where, rng)}" if where else "them"
+    return pick(
+        rng,
+        [
+            f"What is the {what} of {these}" + (f" that {say.pred(where, rng)}?" if where else "?"),
+            f"Across {these}, what's the {what} of {those}?",
+            f"I need the {what} over {these}" + (f", counting only {those}." if where else "."),
+        ],
     )
 
 
@@ -205,7 +231,8 @@ def batch_update(
     mode = rng.choice(modes)
     w = rng.choice(caps.writable) if mode != "delete" else None
     lo = max(3, (knobs.min_calls + 1) // 2)
-    chosen = given(caps, rng, rng.randint(lo, max(lo, min(8, knobs.max_calls // 2 + 1))))
+    n = rng.randint(lo, max(lo, min(say.MAX_ITEMS, knobs.max_calls // 2 + 1)))
+    chosen, ref = say.refer_some(caps, given(caps, rng, n), all_caps=all_caps)
     if len(chosen) < lo:
         return None
     params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": [], "ks": _keys(caps, chosen)}
@@ -231,7 +258,9 @@ def batch_update(
     other = value_for(w, caps, [], rng) if mode == "else" else None
     if value is MISSING or other is MISSING or (mode == "else" and other == value):
         return None
-    if len(chosen) + (len(chosen) if mode == "else" else len(targets)) > knobs.max_calls:
+    n_writes = len(chosen) if mode == "else" else len(targets)
+    n_calls = len(ref.listers) + len(chosen) + n_writes
+    if n_calls > knobs.max_calls or say.too_long(n_calls, 2 + len(ref.listers), len(chosen)):
         return None
     writer = caps.deleter if w is None else caps.updater
     if mode == "else":
@@ -245,6 +274,7 @@ def batch_update(
         return value if mode != "else" or hit(rec, where) else other
 
     def run(caller: Caller) -> Answer:
+        ref.find(caller)
         got = [(r, fetch(caller, caps, r)) for r in chosen]
         if mode == "best":
             nums = [(r, x) for r, x in got if number(x.get(nf))]
@@ -260,18 +290,49 @@ def batch_update(
         n = sum(1 for _, x in got if hit(x, where))
         return Answer(f"{n} got {value}." if mode == "else" else f"I {mode}d {n}.", n)
 
-    request = render(
-        REQUESTS[mode],
-        nouns=noun_of(coll, 2),
-        keys=named(caps, chosen),
-        cond=" that has " + with_text(where) if where else "",
-        field=field_name(w.path) if w else "",
-        value=quote(typed(value, w.schema)) if w else "",
-        other=quote(other),
-        dir="highest" if params.get("max") else "lowest",
-        num=humanize(nf),
-        label=humanize(lf),
-    )
+    verbs, these = Verbs(model), f"the {noun_of(coll, 2)} {ref.text}"
+    fld = field_name(w.path) if w else ""
+
+    def act(obj: str, v: Any = value) -> str:
+        if w is None:
+            return verbs.delete(writer, rng, obj)
+        return verbs.update(writer, rng, obj, fld, quote(typed(v, w.schema)), coll.noun)
+
+    did = verbs.done(writer, "update" if w else "delete")
+    if mode == "best":
+        d, num, label = "highest" if params.get("max") else "lowest", humanize(nf), humanize(lf)
+        one = f"the one with the {d} {num}"
+        request = pick(
+            rng,
+            [
+                f"Among {these}, {act(one)}, and tell me its {label}.",
+                f"Of {these}, {act(one)}; I also need its {label}.",
+                f"Find which of {these} has the {d} {num}, {act('it')} and tell me its {label}.",
+            ],
+        )
+    elif mode == "else":
+        those, p = say.ones(where, rng), say.pred(where, rng)
+        request = pick(
+            rng,
+            [
+                f"Of {these}, {act(those)} and {act('the others', other)}. Tell me how many got "
+                f"{quote(value)}.",
+                f"For {these}: {act('each one that ' + p)}, and {act('the rest', other)}. How "
+                f"many got {quote(value)}?",
+                f"Go over {these} — {act(those)}, {act('the others', other)} — and tell me how "
+                f"many ended up with {quote(value)}.",
+            ],
+        )
+    else:
+        those, p = say.ones(where, rng), say.pred(where, rng)
+        request = pick(
+            rng,
+            [
+                f"Of {these}, {act(those)}, and tell me how many you {did}.",
+                f"For {these}: {act('every one that ' + p)}. How many was that?",
+                f"Go through {these} and {act('those that ' + p)}; then tell me how many that was.",
+            ],
+        )
     kind = {"else": "branch", "best": "extreme"}.get(mode, mode)
     flow = ["loop", "branch", "conditional_write"] + (["aggregate"] if mode == "best" else [])
     return Program(
@@ -303,8 +364,8 @@ def batch_write(
     scopes = scope_fields(writer)
     rows = [r for r in coll.records if all(scalar(r.get(f)) for f in [coll.pk, *scopes])]
     lo = max(2, knobs.min_calls)
-    n = rng.randint(lo, max(lo, min(knobs.max_calls, 12 if knobs.long else 5)))
-    chosen = rng.sample(rows, min(len(rows), n))
+    n = rng.randint(lo, max(lo, min(knobs.max_calls, say.MAX_ITEMS)))
+    chosen, ref = say.refer_some(caps, rng.sample(rows, min(len(rows), n)), writer, all_caps)
     value = None if w is None else value_for(w, caps, chosen, rng)
     if not lo <= len(chosen) <= knobs.max_calls or value is MISSING:
         return None
@@ -312,21 +373,32 @@ def batch_write(
     if w is not None:
         params.update(g=w.path, v=value)
 
+    if say.too_long(len(chosen) + len(ref.listers), 1 + len(ref.listers), len(chosen)):
+        return None
+
     def run(caller: Caller) -> Answer:
+        ref.find(caller)
         for r in chosen:
             args = address(writer, coll, r) if w is None else setting(writer, coll, r, w, value)
             caller(writer, args)
         return Answer(f"I {'deleted' if w is None else 'updated'} {len(chosen)}.", len(chosen))
 
-    keys = named(caps, chosen, writer)
-    nouns = noun_of(coll, 2)
+    verbs, nouns = Verbs(model), noun_of(coll, 2)
+    these = f"the {nouns} {ref.text}"
     if w is None:
-        request = f"Delete the {nouns} {keys}. Tell me how many {nouns} you deleted."
+        act = verbs.delete(writer, rng, these)
+        did = verbs.done(writer, "delete")
     else:
-        request = (
-            f"Set the {field_name(w.path)} of the {nouns} {keys} to {quote(value)}. Tell me how "
-            f"many {nouns} you updated."
-        )
+        act = verbs.update(writer, rng, these, field_name(w.path), quote(value), coll.noun)
+        did = verbs.done(writer, "update")
+    request = pick(
+        rng,
+        [
+            f"{cap(act)}, then tell me how many {nouns} you {did}.",
+            f"Please {act} and confirm how many {nouns} that was.",
+            f"Could you {act}? Let me know how many you {did}.",
+        ],
+    )
     return Program(
         "batch_write",
         "delete" if w is None else "update",

@@ -14,7 +14,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentworld_gym.synthesis.tasks import phrasing as say
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
+from agentworld_gym.synthesis.tasks.phrasing import Verbs, cap, pick
 from agentworld_gym.synthesis.tasks.programs import (
     Answer,
     Caller,
@@ -35,30 +37,13 @@ from agentworld_gym.synthesis.tasks.shapes import (
     given,
     making,
     name_field,
-    named,
     noun_of,
     number,
     own_values,
-    render,
     value_for,
     visible,
 )
 from agentworld_gym.synthesis.tasks.values import MISSING, fresh_text, get_path, schema_type
-
-REQUESTS = {
-    "lookup_branch": "Look up the {{ noun }} {{ key }}. If its {{ f }} {{ test }}, {{ then }}; "
-    "otherwise {{ other }}. Tell me what its {{ f }} is.",
-    "compare": "Compare the {{ nouns }} {{ key }} and {{ key2 }}. If the first one's {{ f }} is "
-    "greater than the second one's, set the first one's {{ field }} to {{ x }}; otherwise set "
-    "the second one's {{ field }} to {{ y }}. Tell me the greater {{ f }}.",
-    "create_batch": "Add these {{ nouns }} (by {{ label }}): {{ items }}.{% if shared %} Give "
-    "every one "
-    "{{ shared }}.{% endif %}{{ rule }} Tell me {{ ask }}.",
-    "create_chain": "Create {{ pnoun | a }} with {{ plabel }} {{ parent }}{% if pshared %}, "
-    "{{ pshared }}{% endif %}. Then add {{ nouns }} with {{ label }} {{ names }}, each linked "
-    "to that new {{ pnoun }}{% if shared %} and with {{ shared }}{% endif %}. Tell me how "
-    "many {{ nouns }} you added.",
-}
 
 
 def _targetable(c: Caps) -> bool:
@@ -90,7 +75,7 @@ def lookup_branch(
     f = rng.choice(fields)
     numeric = f in coll.profile.numeric
     if numeric and _targetable(caps) and rng.random() < 0.4:
-        return _compare(caps, f, rng)
+        return _compare(model, all_caps, caps, f, rng)
     tcaps = caps if _targetable(caps) and rng.random() < 0.6 else rng.choice(writers)
     pair = given(caps, rng, 1)
     if not pair or (numeric and not number(pair[0].get(f))):
@@ -109,11 +94,17 @@ def lookup_branch(
         if len(nums) < 3:
             return None
         v = nums[rng.randrange(len(nums) - 1)]
-        test = f"is greater than {fmt(v)}"
+        test = pick(
+            rng,
+            [
+                f"has {say.a(say.label_of(f))} above {fmt(v)}",
+                f"has {say.label_of(f)} over {fmt(v)}",
+            ],
+        )
     else:
         values = [u for u in coll.profile.categorical[f] if str(u) != str(a.get(f))]
         v = a.get(f) if rng.random() < 0.5 or not values else rng.choice(values)
-        test = f"is {quote(v)}"
+        test = say.pred([[f, v]], rng, False)
     delete = tcaps.deleter is not None and rng.random() < 0.3
     tk = str(target.get(tcaps.coll.pk))
     params = {
@@ -128,13 +119,12 @@ def lookup_branch(
         "then": [tk, [w.path, x]],
         "else": [tk, None if delete else [w.path, y]],
     }
-    ref = "its" if own else f"the {field_name(w.path)} of the {tcaps.coll.noun} "
-    what = "its" if own else "the"
-    if not own:
-        ref += named(tcaps, [target], tcaps.updater)
-        what = f"that {tcaps.coll.noun}'s"
+    source = say.refer(caps, [a], all_caps=all_caps)
+    aim = say.Ref("it") if own else say.refer(tcaps, [target], tcaps.updater, all_caps)
+    listers = [*source.listers, *(t for t in aim.listers if t not in source.listers)]
 
     def run(caller: Caller) -> Answer:
+        say.Ref("", listers).find(caller)
         got = fetch(caller, caps, a)
         x_now = got.get(f)
         hit_ = x_now > v if numeric else str(x_now) == str(v)
@@ -144,21 +134,25 @@ def lookup_branch(
             caller(tcaps.deleter, address(tcaps.deleter, tcaps.coll, target))
         return Answer(f"Its {humanize(f)} is {x_now}.", x_now)
 
-    fname = field_name(w.path)
-    then = f"set {ref} {fname} to {quote(x)}" if own else f"set {ref} to {quote(x)}"
-    other = (
-        f"delete {'it' if own else 'that ' + tcaps.coll.noun}"
-        if delete
-        else (f"set {what} {fname} to {quote(y)}")
-    )
-    request = render(
-        REQUESTS["lookup_branch"],
-        noun=coll.noun,
-        key=named(caps, [a]),
-        f=humanize(f),
-        test=test,
-        then=then,
-        other=other,
+    verbs, fname, tnoun = Verbs(model), field_name(w.path), tcaps.coll.noun
+    first = "it" if own else f"the {tnoun} {aim.text}"
+    again = "it" if own else f"that {tnoun}"
+
+    def put(obj: str, value: Any) -> str:
+        return verbs.update(tcaps.updater, rng, obj, fname, quote(value), tnoun)
+
+    then = put(first, x)
+    # a delete names its record again: the sentence that says "delete" holds its key
+    other = verbs.delete(tcaps.deleter, rng, first) if delete else put(again, y)
+    name, fl = f"the {coll.noun} {source.text}", say.label_of(f)
+    request = pick(
+        rng,
+        [
+            f"If {name} {test}, {then}; otherwise {other}. Also tell me its {fl}.",
+            f"Check {name}: when it {test}, {then}, and if not, {other}. What is its {fl}?",
+            f"Depending on {name}, {then} if it {test}, or else {other}. Tell me the {fl} you "
+            "found.",
+        ],
     )
     return Program(
         "lookup_branch",
@@ -173,7 +167,9 @@ def lookup_branch(
     )
 
 
-def _compare(caps: Caps, f: str, rng: random.Random) -> Program | None:
+def _compare(
+    model: EnvModel, all_caps: dict[str, Caps], caps: Caps, f: str, rng: random.Random
+) -> Program | None:
     """Two named records: write to the first if its number is greater, else to the second."""
     coll = caps.coll
     pair = given(caps, rng, 2)
@@ -197,7 +193,11 @@ def _compare(caps: Caps, f: str, rng: random.Random) -> Program | None:
         "else": [kb, [w.path, y]],
     }
 
+    refs = [say.refer(caps, [r], all_caps=all_caps) for r in pair]
+    listers = list({id(t): t for ref in refs for t in ref.listers}.values())
+
     def run(caller: Caller) -> Answer:
+        say.Ref("", listers).find(caller)
         first, second = (fetch(caller, caps, r) for r in pair)
         yes = first[f] > second[f]
         rec, value = (pair[0], x) if yes else (pair[1], y)
@@ -206,15 +206,22 @@ def _compare(caps: Caps, f: str, rng: random.Random) -> Program | None:
             f"The greater {humanize(f)} is {max(first[f], second[f])}.", max(first[f], second[f])
         )
 
-    request = render(
-        REQUESTS["compare"],
-        nouns=noun_of(coll, 2),
-        key=named(caps, pair[:1]),
-        key2=named(caps, pair[1:]),
-        f=humanize(f),
-        field=field_name(w.path),
-        x=quote(x),
-        y=quote(y),
+    verbs, fld, num, noun = Verbs(model), field_name(w.path), say.label_of(f), coll.noun
+    one, two = (f"the {noun} {r.text}" for r in refs)
+
+    def put(obj: str, value: Any) -> str:
+        return verbs.update(caps.updater, rng, obj, fld, quote(value), noun)
+
+    request = pick(
+        rng,
+        [
+            f"If {one} has a higher {num} than {two}, {put(one, x)}; otherwise {put(two, y)}. "
+            f"Tell me the greater {num}.",
+            f"Which has the greater {num}, {one} or {two}? If it's the first, {put('it', x)}; "
+            f"if it's the second, {put('it', y)}. Also tell me that {num}.",
+            f"Compare the {num} of {one} and {two}: {put(one, x)} when its {num} is the greater "
+            f"one, else {put(two, y)}. What is the greater {num}?",
+        ],
     )
     return Program(
         "lookup_branch",
@@ -320,7 +327,7 @@ def create_batch(
         return None
     coll, nw = caps.coll, name_field(caps)
     lo = max(3, knobs.min_calls)
-    n = rng.randint(lo, max(lo, min(knobs.max_calls, 12 if knobs.long else 5)))
+    n = rng.randint(lo, max(lo, min(knobs.max_calls, say.MAX_ITEMS if knobs.long else 5)))
     names = list(dict.fromkeys(fresh_text(rng, nw.path) for _ in range(n)))
     if len(names) > knobs.max_calls:
         return None
@@ -334,7 +341,9 @@ def create_batch(
     out = rng.choice(outs) if outs else None
     items: list[dict[str, Any]] = [{nw.param: name} for name in names]
     common: dict[str, Any] = {}
-    rule, ask, count = "", f"how many {noun_of(coll, 2)} you added", len(names)
+    verbs = Verbs(model)
+    did = verbs.done(caps.maker, "create")
+    rule, ask, count = "", f"how many {noun_of(coll, 2)} you {did}", len(names)
     values = _numbers(nf, rng, len(names)) if nf and out else []
     if nf and out and values:
         a, b = value_for(out, caps, [], rng), value_for(out, caps, [], rng)
@@ -343,9 +352,15 @@ def create_batch(
             return None
         for item, x in zip(items, values, strict=True):
             item.update({nf.param: x, out.param: a if x > t else b})
-        rule = (
-            f" Give each one whose {field_name(nf.path)} is over {t} the {field_name(out.path)} "
-            f"{quote(a)}, and the others {quote(b)}."
+        nfn, outn = field_name(nf.path), field_name(out.path)
+        rule = pick(
+            rng,
+            [
+                f" Give each one whose {nfn} is above {t} the {outn} {quote(a)}, and the others "
+                f"{quote(b)}.",
+                f" Those with a {nfn} above {t} get {outn} {quote(a)}; the rest get {quote(b)}.",
+                f" The {outn} depends on the {nfn}: {quote(a)} above {t}, otherwise {quote(b)}.",
+            ],
         )
         ask, count = f"how many got {quote(a)}", sum(1 for x in values if x > t)
     elif out is not None:
@@ -365,14 +380,18 @@ def create_batch(
             caller(caps.maker, args)
         return Answer(f"{count}.", count)
 
-    request = render(
-        REQUESTS["create_batch"],
-        nouns=noun_of(coll, 2),
-        items=_series(batch.items),
-        label=batch.label,
-        shared=shared,
-        rule=rule,
-        ask=ask,
+    nouns, items = noun_of(coll, 2), _series(batch.items)
+    each = f", each with {shared}" if shared else ""
+    make = verbs.word(caps.maker, rng, "create")
+    request = pick(
+        rng,
+        [
+            f"{cap(make)} these {nouns} (by {batch.label}){each}: {items}.{rule} Tell me {ask}.",
+            f"Please {make} {len(names)} {nouns}{each} — by {batch.label}: {items}.{rule} Then "
+            f"tell me {ask}.",
+            f"Could you {make} the following {nouns}{each}, by {batch.label}: {items}?{rule} "
+            f"Let me know {ask}.",
+        ],
     )
     flow = ["loop", "write"] + (["branch"] if rule else [])
     return Program(
@@ -415,7 +434,7 @@ def create_chain(
     nw, pw = name_field(caps), name_field(pcaps)
     if nw.param == arg or pcaps.maker.record is None:
         return None
-    n = rng.randint(2, max(2, min(knobs.max_calls - 1, 8 if knobs.long else 4)))
+    n = rng.randint(2, max(2, min(knobs.max_calls - 1, say.MAX_ITEMS if knobs.long else 4)))
     names = list(dict.fromkeys(fresh_text(rng, nw.path) for _ in range(n)))
     first = [{pw.param: fresh_text(rng, pw.path)}]
     parent = _batch(model, pcaps, rng, first, {}, given=knobs.given)
@@ -457,16 +476,27 @@ def create_chain(
             caller(caps.maker, {**args, **dict.fromkeys(ref, key)}, refs=ref)
         return Answer(f"I added {len(names)} {noun_of(coll, len(names))}.", len(names))
 
-    request = render(
-        REQUESTS["create_chain"],
-        pnoun=pcoll.noun,
-        plabel=parent.label,
-        parent=parent.items[0],
-        pshared=parent.shared,
-        nouns=noun_of(coll, 2),
-        label=kids.label,
-        names=_series(kids.items),
-        shared=", ".join(x for x in (kids.shared, *_told(caps, common)) if x),
+    verbs = Verbs(model)
+    pmake, kmake = verbs.word(pcaps.maker, rng, "create"), verbs.word(caps.maker, rng, "create")
+    did = verbs.done(caps.maker, "create")
+    nouns = noun_of(coll, 2)
+    kshared = ", ".join(x for x in (kids.shared, *_told(caps, common)) if x)
+    pnew = f"{say.a(pcoll.noun)} with {parent.label} {parent.items[0]}" + (
+        f" ({parent.shared})" if parent.shared else ""
+    )
+    kids_text = f"{nouns} with {kids.label} {_series(kids.items)}" + (
+        f" ({kshared})" if kshared else ""
+    )
+    request = pick(
+        rng,
+        [
+            f"{cap(pmake)} {pnew}, then {kmake} {kids_text} under it. Tell me how many {nouns} "
+            f"you {did}.",
+            f"I'm setting up a new {pcoll.noun}: please {pmake} {pnew} — and {kmake} {kids_text}"
+            f" for it. How many {nouns} did you {kmake}?",
+            f"Could you {pmake} {pnew} and {kmake} {kids_text} for it? Let me know how many "
+            f"{nouns} you {did}.",
+        ],
     )
     return Program(
         "create_chain",
