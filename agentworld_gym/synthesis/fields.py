@@ -194,13 +194,46 @@ _STATUSES = ("active", "pending", "completed", "inactive", "archived", "draft")
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
 _REGIONS = (
     "us-east-1",
+    "us-east-2",
+    "us-west-1",
     "us-west-2",
+    "ca-central-1",
     "eu-west-1",
+    "eu-west-2",
+    "eu-west-3",
     "eu-central-1",
+    "eu-north-1",
+    "ap-south-1",
+    "ap-southeast-1",
     "ap-southeast-2",
     "ap-northeast-1",
+    "ap-northeast-2",
+    "sa-east-1",
 )
-_AZURE_REGIONS = ("eastus", "westus2", "westeurope", "northeurope", "southeastasia", "uksouth")
+_AZURE_REGIONS = (
+    "eastus",
+    "eastus2",
+    "westus",
+    "westus2",
+    "westus3",
+    "centralus",
+    "northcentralus",
+    "southcentralus",
+    "canadacentral",
+    "brazilsouth",
+    "westeurope",
+    "northeurope",
+    "uksouth",
+    "ukwest",
+    "francecentral",
+    "germanywestcentral",
+    "swedencentral",
+    "southeastasia",
+    "eastasia",
+    "japaneast",
+    "australiaeast",
+    "centralindia",
+)
 _LOCALES = ("en-US", "en-GB", "fr-FR", "de-DE", "es-ES", "ja-JP", "pt-BR", "it-IT", "nl-NL")
 _LANGS = ("en", "fr", "de", "es", "ja", "pt", "it", "nl")
 _DURATIONS = ("PT30S", "PT1M", "PT5M", "PT15M", "PT30M", "PT1H", "PT6H", "PT12H", "P1D", "P7D")
@@ -296,6 +329,7 @@ def _kind(name: str, fmt: str, typ: str, noun: str) -> str:
     words = words_of(name) or [key]
     last = words[-1]
     person = fold(noun) in PERSON_NOUNS or fold(noun).rstrip("s") in PERSON_NOUNS
+    person = person or fold(noun) in _PERSON_ROLES
     if fmt in ("date-time", "datetime"):
         return "datetime"
     if fmt in ("date", "time", "email", "uuid", "hostname"):
@@ -458,12 +492,16 @@ def _kind(name: str, fmt: str, typ: str, noun: str) -> str:
         "instance",
         "server",
         "factory",
+        "realm",
+        "tenant",
     ):
         return "slug"
     if words[0] in ("workspace", "cluster", "namespace", "project", "bucket", "vault", "server"):
         return "slug" if last == "name" else "text"
     if key in ("resourcename", "appname", "servicename", "servername", "clustername"):
         return "slug"
+    if key in ("job", "jobtitle", "occupation", "profession"):
+        return "job"
     if last in ("team", "department", "group", "groups"):
         return "team"
     if last in ("method",):
@@ -474,7 +512,7 @@ def _kind(name: str, fmt: str, typ: str, noun: str) -> str:
         return "format"
     if last in ("mimetype", "contenttype", "mediatype") or key.endswith("contenttype"):
         return "mime"
-    if last in ("filename", "file") or key.endswith("filename"):
+    if last in ("filename", "file") or (last == "name" and len(words) > 1 and words[-2] == "file"):
         return "filename"
     if last in ("path", "filepath", "directory", "folder"):
         return "ipath"
@@ -753,6 +791,7 @@ class FieldValues:
             ),
             "slug": lambda: self.slug(key),
             "team": lambda: rng.choice(_TEAMS),
+            "job": lambda: self.pick("job"),
             "method": lambda: rng.choice(_HTTP),
             "protocol": lambda: rng.choice(_PROTOCOLS),
             "format": lambda: rng.choice(_FORMATS),
@@ -880,6 +919,8 @@ def singular(name: str) -> str:
     """``projects`` -> ``project``, ``entries`` -> ``entry`` (good enough for nouns)."""
     if name.endswith("ies") and len(name) > 4:
         return name[:-3] + "y"
+    if name.endswith(("sses", "shes", "xes")) and len(name) > 4:
+        return name[:-2]
     if name.endswith("s") and not name.endswith("ss") and len(name) > 3:
         return name[:-1]
     return name
