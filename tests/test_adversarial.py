@@ -8,7 +8,7 @@ import pytest
 
 from agentworld_gym.adversarial import ADVERSARIES, NO_WORK, Gate, gate_env, table
 from agentworld_gym.registry import load_spec
-from agentworld_gym.synthesis.tasks.seal import seal_spec
+from agentworld_gym.synthesis.tasks.verifier.seal import seal_spec
 
 
 @pytest.fixture

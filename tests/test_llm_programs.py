@@ -10,19 +10,19 @@ from test_synth_tasks import make_op_env
 
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.replay import replay_gold, score_answer
-from agentworld_gym.synthesis.tasks.accept import judge, verdict
-from agentworld_gym.synthesis.tasks.llm_program_exec import ExecLimits, ProgramExecutor, Rejected
-from agentworld_gym.synthesis.tasks.llm_program_policy import check
-from agentworld_gym.synthesis.tasks.llm_programs import (
+from agentworld_gym.synthesis.tasks.gate.accept import judge, verdict
+from agentworld_gym.synthesis.tasks.model import build_model
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.sample.llm.execute import ExecLimits, ProgramExecutor, Rejected
+from agentworld_gym.synthesis.tasks.sample.llm.policy import check
+from agentworld_gym.synthesis.tasks.sample.llm.writer import (
     Draft,
     ProgramWriter,
     guide,
     parse_reply,
     prompt,
 )
-from agentworld_gym.synthesis.tasks.model import build_model
-from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.templates import Knobs
+from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
 
 REQUEST = (
     "For every active project, hand each open task that is not assigned to the project's "
@@ -246,10 +246,11 @@ def test_parse_reply_variants():
 
 # -- the pipeline -------------------------------------------------------------------------------
 def test_pipeline_keeps_llm_programs_and_reports_rejected_drafts(monkeypatch):
-    from agentworld_gym.synthesis.tasks import program_tasks, synthesize_tasks
+    from agentworld_gym.synthesis.tasks import synthesize_tasks
     from agentworld_gym.synthesis.tasks.pipeline import EnvSynthesizer, TaskSynthConfig
+    from agentworld_gym.synthesis.tasks.request import render
 
-    monkeypatch.setattr(program_tasks.render, "paraphrase", lambda b, text, *a: text)
+    monkeypatch.setattr(render, "paraphrase", lambda b, text, *a: text)
     spec = make_op_env()
     spec.tasks = synthesize_tasks(spec, n=6, seed=3, llm=ScriptedModel(reply(GOOD)))
     written = [t for t in spec.tasks if t.provenance.get("method") == "llm-program"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.seal import sealed_criteria
+from agentworld_gym.synthesis.tasks.verifier.seal import sealed_criteria
 from agentworld_gym.verifiers import RubricVerifier
 from agentworld_gym.verifiers.base import Episode
 from agentworld_gym.verifiers.state import check_state, expected_changes, units

@@ -13,10 +13,10 @@ from agentworld_gym.ops import op_tool
 from agentworld_gym.replay import replay_gold, score_answer
 from agentworld_gym.spec import EnvSpec, RuntimeSpec
 from agentworld_gym.synthesis.tasks import TaskSynthConfig, synthesize_tasks
-from agentworld_gym.synthesis.tasks.graph import INDEPENDENT, STRONG, WEAK, ToolGraph
 from agentworld_gym.synthesis.tasks.model import build_model
 from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.walk import WalkConfig, Walker
+from agentworld_gym.synthesis.tasks.sample.graph import INDEPENDENT, STRONG, WEAK, ToolGraph
+from agentworld_gym.synthesis.tasks.sample.walk import WalkConfig, Walker
 
 NOTION = Path(__file__).resolve().parent.parent / "envs_generated" / "notion"
 S = {"type": "string"}
@@ -262,8 +262,8 @@ def test_graph_requests_state_goals_not_steps(tracker):
 
 
 def test_graph_request_words_a_cancel_as_a_cancel():
-    from agentworld_gym.synthesis.tasks.request import GoalWriter
-    from agentworld_gym.synthesis.tasks.walk import Source, Step
+    from agentworld_gym.synthesis.tasks.request.walk import GoalWriter
+    from agentworld_gym.synthesis.tasks.sample.walk import Source, Step
 
     spec = make_op_env()
     spec.tools.append(

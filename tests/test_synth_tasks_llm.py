@@ -7,9 +7,9 @@ from test_synth_tasks import make_op_env
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.replay import replay_gold, score_answer
 from agentworld_gym.synthesis.tasks import synthesize_tasks
-from agentworld_gym.synthesis.tasks.graph import STRONG, ToolGraph
 from agentworld_gym.synthesis.tasks.model import build_model
-from agentworld_gym.synthesis.tasks.render import paraphrase
+from agentworld_gym.synthesis.tasks.request.render import paraphrase
+from agentworld_gym.synthesis.tasks.sample.graph import STRONG, ToolGraph
 
 PROGRAM = """Here you go:
 

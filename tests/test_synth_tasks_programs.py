@@ -8,15 +8,16 @@ import pytest
 from test_synth_tasks import make_op_env
 
 from agentworld_gym.sandbox import run_function
-from agentworld_gym.synthesis.tasks import phrasing as say
-from agentworld_gym.synthesis.tasks.accept import reward_of
+from agentworld_gym.synthesis.tasks.gate.accept import reward_of
 from agentworld_gym.synthesis.tasks.model import build_model
-from agentworld_gym.synthesis.tasks.programs import Caller, capabilities, hit
+from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.scripts import script
-from agentworld_gym.synthesis.tasks.templates import Knobs, branch, bulk
-from agentworld_gym.synthesis.tasks.templates_agg import aggregate, group_max
-from agentworld_gym.synthesis.tasks.templates_batch import batch_update
+from agentworld_gym.synthesis.tasks.sample.programs import Caller, capabilities, hit
+from agentworld_gym.synthesis.tasks.sample.templates.aggregate import aggregate, group_max
+from agentworld_gym.synthesis.tasks.sample.templates.given import batch_update
+from agentworld_gym.synthesis.tasks.sample.templates.listing import branch, bulk
+from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
+from agentworld_gym.synthesis.tasks.verifier.scripts import script
 
 STATE = {
     "projects": [

@@ -19,15 +19,18 @@ from agentworld_gym.sandbox import run_function
 from agentworld_gym.spec import EnvSpec, RuntimeSpec, TaskSpec
 from agentworld_gym.synthesis import audit
 from agentworld_gym.synthesis.tasks import synthesize_tasks
-from agentworld_gym.synthesis.tasks.accept import reward_of
 from agentworld_gym.synthesis.tasks.catalog import synthesize_catalog
+from agentworld_gym.synthesis.tasks.gate.accept import reward_of
 from agentworld_gym.synthesis.tasks.model import build_model
 from agentworld_gym.synthesis.tasks.pipeline import TaskSynthConfig
-from agentworld_gym.synthesis.tasks.programs import Caller, capabilities
 from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.scripts import script
-from agentworld_gym.synthesis.tasks.shapes import Knobs
-from agentworld_gym.synthesis.tasks.templates_flow import create_batch, lookup_branch
+from agentworld_gym.synthesis.tasks.sample.programs import Caller, capabilities
+from agentworld_gym.synthesis.tasks.sample.templates.lookup_create import (
+    create_batch,
+    lookup_branch,
+)
+from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
+from agentworld_gym.synthesis.tasks.verifier.scripts import script
 
 INT = {"type": "integer", "minimum": 1, "maximum": 900}
 STATE = {

@@ -23,7 +23,7 @@ from agentworld_gym.evolution.config import EvolutionConfig
 from agentworld_gym.evolution.protocols import Guidelines, TaskSynthesizer
 from agentworld_gym.evolution.rederive import rederive_tasks, replay
 from agentworld_gym.spec import EnvSpec, TaskSpec
-from agentworld_gym.synthesis.tasks.seal import seal_spec
+from agentworld_gym.synthesis.tasks.verifier.seal import seal_spec
 
 logger = logging.getLogger(__name__)
 

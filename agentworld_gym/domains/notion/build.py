@@ -30,8 +30,8 @@ SYSTEM_PROMPT = (
 def make_spec(tasks: list[dict[str, Any]] | None = None) -> EnvSpec:
     """The EnvSpec of notion-v0, with its records in memory and every task sealed: its
     verifier checks the exact end state its gold chain makes (see
-    :mod:`agentworld_gym.synthesis.tasks.seal`)."""
-    from agentworld_gym.synthesis.tasks.seal import seal_spec
+    :mod:`agentworld_gym.synthesis.tasks.verifier.seal`)."""
+    from agentworld_gym.synthesis.tasks.verifier.seal import seal_spec
 
     if tasks is None:
         from agentworld_gym.domains.notion.tasks import all_tasks

@@ -2,7 +2,7 @@
 
 Both routes (graph walks and programs) produce a :class:`Candidate`: the
 :class:`~agentworld_gym.spec.TaskSpec`, plus the outcomes of running its gold chain that
-:mod:`.accept` judges — the final states of two independent replays (different task id and
+:mod:`.gate.accept` judges — the final states of two independent replays (different task id and
 clock: equal rewards mean nothing volatile is checked), the state after only the first call
 and what that call returned.
 """

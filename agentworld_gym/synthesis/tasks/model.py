@@ -1,13 +1,14 @@
 """What task synthesis knows about an environment: its tools' inputs and outputs, its state.
 
-A :class:`ToolModel` says what a tool does to which collection (``op``), and for each argument
-its *role*: the key of the record it addresses, the parent that scopes it, a filter, a body
-field it writes, paging. For ``op`` tools compiled from API specs all of this is read from the
-declarative implementation; for Python tools it is inferred from names and schemas
-(``page_id`` takes a key of ``pages``) and refined by executing the tool (see
-:mod:`.walk`). A :class:`CollectionModel` profiles the seed records: categorical fields (good
-filters), numeric fields (aggregates), label fields (unique, human-readable handles) and
-references to other collections — what the program templates instantiate against.
+A :class:`ToolModel` says what a tool does to which collection (``op``), and for each argument its
+*role*: the key of the record it addresses, the parent that scopes it, a filter, a body field it
+writes, paging. For ``op`` tools compiled from API specs all of this is read from the declarative
+implementation; for Python tools it is inferred from names and schemas (``page_id`` takes a key of
+``pages``) and refined by executing the tool (see
+:mod:`agentworld_gym.synthesis.tasks.sample.walk`). A :class:`CollectionModel` profiles the seed
+records: categorical fields (good filters), numeric fields (aggregates), label fields (unique,
+human-readable handles) and references to other collections — what the program templates instantiate
+against.
 """
 
 from __future__ import annotations

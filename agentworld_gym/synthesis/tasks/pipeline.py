@@ -1,7 +1,7 @@
 """Task synthesis for one environment and for a whole catalog: ``agentworld synth tasks``.
 
 Per environment: build the model and tool graph, then draw candidates in rounds — graph walks
-and program instances, a share of them long-horizon — judge each round (:mod:`.accept`), drop
+and program instances, a share of them long-horizon — judge each round (:mod:`.gate.accept`), drop
 duplicates, and stop once enough are kept. Kept tasks are split into train and test by
 *family* (a graph walk's start tool and anchor, a program's template and target), so no test
 task shares its request, its gold chain or its near-twin with a training task.
@@ -24,7 +24,6 @@ from typing import Any
 
 from agentworld_gym.adversarial import Gate
 from agentworld_gym.spec import EnvSpec, TaskSpec
-from agentworld_gym.synthesis.tasks.accept import judge, verdict
 from agentworld_gym.synthesis.tasks.candidate import (
     LONG_CALLS,
     SYNTHESIZER,
@@ -32,15 +31,16 @@ from agentworld_gym.synthesis.tasks.candidate import (
     acceptance_cases,
     horizon,
 )
-from agentworld_gym.synthesis.tasks.graph import ToolGraph
-from agentworld_gym.synthesis.tasks.graph_tasks import GraphTaskBuilder
+from agentworld_gym.synthesis.tasks.gate.accept import judge, verdict
+from agentworld_gym.synthesis.tasks.goal.program import ProgramTaskBuilder
+from agentworld_gym.synthesis.tasks.goal.walk import GraphTaskBuilder
 from agentworld_gym.synthesis.tasks.model import KEY, SCOPE, build_model
-from agentworld_gym.synthesis.tasks.program_tasks import ProgramTaskBuilder
 from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.seal import seal
-from agentworld_gym.synthesis.tasks.shapes import Knobs
+from agentworld_gym.synthesis.tasks.sample.graph import ToolGraph
+from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
+from agentworld_gym.synthesis.tasks.sample.walk import WalkConfig, Walker
 from agentworld_gym.synthesis.tasks.values import rng_for
-from agentworld_gym.synthesis.tasks.walk import WalkConfig, Walker
+from agentworld_gym.synthesis.tasks.verifier.seal import seal
 
 logger = logging.getLogger(__name__)
 
@@ -478,7 +478,7 @@ def templates_for(patterns: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _template_names() -> set[str]:
-    from agentworld_gym.synthesis.tasks.program_tasks import TEMPLATES
+    from agentworld_gym.synthesis.tasks.goal.program import TEMPLATES
 
     return set(TEMPLATES)
 

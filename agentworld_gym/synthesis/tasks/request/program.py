@@ -28,8 +28,8 @@ from typing import Any
 
 from agentworld_gym.semantics import Meaning, meaning
 from agentworld_gym.synthesis.tasks.model import EnvModel, ToolModel, humanize, scalar
-from agentworld_gym.synthesis.tasks.programs import Caller, Caps
-from agentworld_gym.synthesis.tasks.render import plural, quote
+from agentworld_gym.synthesis.tasks.request.render import plural, quote
+from agentworld_gym.synthesis.tasks.sample.programs import Caller, Caps
 
 MAX_ITEMS = 6
 """Most records a single-tool loop names or makes (the gold chain stays under 8 calls)."""

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentworld_gym.database import Database
-from agentworld_gym.synthesis.tasks.scripts import literal
+from agentworld_gym.synthesis.tasks.verifier.scripts import literal
 
 MAX_VALUES = 12
 MAX_DECOYS = 40

@@ -35,9 +35,9 @@ from agentworld_gym.synthesis.tasks.model import (
     singular,
     words,
 )
-from agentworld_gym.synthesis.tasks.render import ordinal, plural, quote
+from agentworld_gym.synthesis.tasks.request.render import ordinal, plural, quote
+from agentworld_gym.synthesis.tasks.sample.walk import Source, Step
 from agentworld_gym.synthesis.tasks.values import get_path
-from agentworld_gym.synthesis.tasks.walk import Source, Step
 
 __all__ = ["Fact", "GoalWriter"]
 

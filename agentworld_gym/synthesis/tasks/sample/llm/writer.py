@@ -23,17 +23,19 @@ write); it answers with a request and a function::
 Then, each step able to reject the draft with a reason for the synthesis report:
 
 1. **parse** the reply (:func:`parse_reply`);
-2. **check** the source's syntax tree (:mod:`.llm_program_policy`: ``program(call)`` defined,
+2. **check** the source's syntax tree (:mod:`.policy`: ``program(call)`` defined,
    loops or branches present, nothing that reaches outside the data);
 3. **execute** it in the sandbox against a fresh fork, every tool call proxied to the agent's
-   runtime and recorded (:mod:`.llm_program_exec`), then again in a fresh process and under
+   runtime and recorded (:mod:`.execute`), then again in a fresh process and under
    another task id and clock: it must finish, call tools, return JSON, and be deterministic
    and stable;
-4. **derive** the verification script from the execution — the answer it returned and the
-   state it left (:mod:`.llm_program_verify`) — rather than take one from the model;
-5. package a :class:`~.candidate.Candidate` whose gold chain is the recorded trace, for the
-   same acceptance rules as every task (:mod:`.accept`: gold 1.0 twice, an empty answer and
-   the first call's output below 0.5).
+4. **derive** the verification script from the execution — the answer it returned and the state it
+   left (:mod:`agentworld_gym.synthesis.tasks.verifier.llm_script`) — rather than take one from the
+   model;
+5. package a :class:`~agentworld_gym.synthesis.tasks.candidate.Candidate` whose gold chain is the
+   recorded trace, for the same acceptance rules as every task
+   (:mod:`agentworld_gym.synthesis.tasks.gate.accept`: gold 1.0 twice, an empty answer and the first
+   call's output below 0.5).
 
 Everything random is drawn from ``rng_for(seed, task id, ...)`` and the model is asked with a
 seed derived the same way, so a seeded backend gives the same tasks.
@@ -54,20 +56,20 @@ import orjson
 from agentworld_gym.env import dumps
 from agentworld_gym.prompt_templates import prompt_environment
 from agentworld_gym.spec import TaskSpec
-from agentworld_gym.synthesis.tasks import render as render_text
 from agentworld_gym.synthesis.tasks.candidate import Candidate, Case, difficulty, provenance
-from agentworld_gym.synthesis.tasks.llm_program_exec import (
+from agentworld_gym.synthesis.tasks.model import CollectionModel, EnvModel, ToolModel
+from agentworld_gym.synthesis.tasks.request import render as render_text
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.sample.llm.execute import (
     ExecLimits,
     Execution,
     ProgramExecutor,
     Rejected,
 )
-from agentworld_gym.synthesis.tasks.llm_program_policy import ALLOWED_MODULES, check
-from agentworld_gym.synthesis.tasks.llm_program_verify import Derived, derive
-from agentworld_gym.synthesis.tasks.model import CollectionModel, EnvModel, ToolModel
-from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.templates import Knobs
+from agentworld_gym.synthesis.tasks.sample.llm.policy import ALLOWED_MODULES, check
+from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
 from agentworld_gym.synthesis.tasks.values import rng_for
+from agentworld_gym.synthesis.tasks.verifier.llm_script import Derived, derive
 from agentworld_gym.verifiers.checks import leaves
 
 __all__ = [

@@ -1,10 +1,10 @@
 """Running an LLM-written program in the sandbox, its tool calls proxied to the real runtime.
 
-The program runs in a :class:`~agentworld_gym.sandbox.SandboxWorker` (its own process, no
-network, memory and time limits, an unprivileged user, restricted builtins). Its tools run on
-the host, through the synthesis :class:`~.runner.Runner` — the agent's own runtime on a fresh
-fork of the environment — so nothing the program does can reach the state except through tool
-calls, and every call it makes is recorded by the host, not reported by the program.
+The program runs in a :class:`~agentworld_gym.sandbox.SandboxWorker` (its own process, no network,
+memory and time limits, an unprivileged user, restricted builtins). Its tools run on the host,
+through the synthesis :class:`~agentworld_gym.synthesis.tasks.runner.Runner` — the agent's own
+runtime on a fresh fork of the environment — so nothing the program does can reach the state except
+through tool calls, and every call it makes is recorded by the host, not reported by the program.
 
 The sandbox answers requests and cannot call back, so a program is run by *replay*: the worker
 executes ``program(call)`` from the start with the results known so far; the first call past
@@ -31,8 +31,8 @@ from typing import Any
 
 from agentworld_gym.database import Database
 from agentworld_gym.sandbox import SandboxErrorType, SandboxLimits, SandboxResult, SandboxWorker
-from agentworld_gym.synthesis.tasks.llm_program_policy import ALLOWED_MODULES, SAFE_BUILTINS
 from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.sample.llm.policy import ALLOWED_MODULES, SAFE_BUILTINS
 
 logger = logging.getLogger(__name__)
 

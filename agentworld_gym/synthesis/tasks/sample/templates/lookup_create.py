@@ -14,10 +14,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentworld_gym.synthesis.tasks import phrasing as say
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
-from agentworld_gym.synthesis.tasks.phrasing import Verbs, cap, pick
-from agentworld_gym.synthesis.tasks.programs import (
+from agentworld_gym.synthesis.tasks.request import program as say
+from agentworld_gym.synthesis.tasks.request.program import Verbs, cap, pick
+from agentworld_gym.synthesis.tasks.request.render import quote
+from agentworld_gym.synthesis.tasks.sample.programs import (
     Answer,
     Caller,
     Caps,
@@ -27,8 +28,7 @@ from agentworld_gym.synthesis.tasks.programs import (
     address,
     setting,
 )
-from agentworld_gym.synthesis.tasks.render import quote
-from agentworld_gym.synthesis.tasks.shapes import (
+from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     Knobs,
     choose,
     fetch,

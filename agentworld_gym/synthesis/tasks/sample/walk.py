@@ -9,8 +9,9 @@ Each call's arguments come only from
 - the seed data (an *anchor* record the request names, a filter value, a scope);
 - values the request states (the new title to set, a search word).
 
-Each step runs at once on the walk's own fork; a call that fails or returns nothing is not
-added (another tool is tried). The chain is replayed afterwards by :mod:`.graph_tasks`.
+Each step runs at once on the walk's own fork; a call that fails or returns nothing is not added
+(another tool is tried). The chain is replayed afterwards by
+:mod:`agentworld_gym.synthesis.tasks.goal.walk`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import orjson
 from agentworld_gym.database import Database
 from agentworld_gym.errors import ToolArgumentError
 from agentworld_gym.replay import resolve_refs
-from agentworld_gym.synthesis.tasks.graph import INDEPENDENT, STRONG, WEAK, ToolGraph
 from agentworld_gym.synthesis.tasks.model import (
     BODY,
     FILTER,
@@ -41,6 +41,7 @@ from agentworld_gym.synthesis.tasks.model import (
     words,
 )
 from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.sample.graph import INDEPENDENT, STRONG, WEAK, ToolGraph
 from agentworld_gym.synthesis.tasks.values import (
     MISSING,
     get_path,

@@ -1,7 +1,8 @@
 """Program templates that aggregate: ``extreme``, ``aggregate``, ``group_max``,
 ``children_agg``.
 
-See :mod:`.templates` for the table of every template and the shared helpers.
+See :mod:`agentworld_gym.synthesis.tasks.sample.templates` for the table of every template and the
+shared helpers.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agentworld_gym.synthesis.tasks import phrasing as say
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
-from agentworld_gym.synthesis.tasks.phrasing import Verbs, cap, pick
-from agentworld_gym.synthesis.tasks.programs import (
+from agentworld_gym.synthesis.tasks.request import program as say
+from agentworld_gym.synthesis.tasks.request.program import Verbs, cap, pick
+from agentworld_gym.synthesis.tasks.request.render import plural, quote
+from agentworld_gym.synthesis.tasks.sample.programs import (
     Answer,
     Caller,
     Caps,
@@ -21,8 +23,7 @@ from agentworld_gym.synthesis.tasks.programs import (
     setting,
     value_at,
 )
-from agentworld_gym.synthesis.tasks.render import plural, quote
-from agentworld_gym.synthesis.tasks.shapes import (
+from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     AGG,
     OP_WORDS,
     Knobs,

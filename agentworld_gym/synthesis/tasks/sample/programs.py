@@ -1,16 +1,17 @@
 """Programmatic tasks: programs with real control flow over tool results.
 
-A program template (see :mod:`.templates`) is instantiated against an environment's state
-model — a collection with a list tool and an update tool, a categorical field to filter on, a
-parent collection to join — and yields a :class:`Program`: the request, the verification
-script's parameters, and ``run``, the program itself. ``run`` talks to the environment only
-through a :class:`Caller` (every call goes through the agent's runtime and is recorded), loops
-over pages and parents, filters and aggregates what the tools return, branches, and writes.
-What it returns (an :class:`Answer`: the text and the values it reports) is the ground truth;
-the calls it made are the gold chain. The task's verifier checks exactly those values and the
-exact end state the gold chain makes (:mod:`.seal`). The verification script (:mod:`.scripts`)
-recomputes the same ground truth from the initial state independently, at acceptance: a
-template whose program and script disagree on some environment produces nothing there.
+A program template (see :mod:`agentworld_gym.synthesis.tasks.sample.templates`) is instantiated
+against an environment's state model — a collection with a list tool and an update tool, a
+categorical field to filter on, a parent collection to join — and yields a :class:`Program`: the
+request, the verification script's parameters, and ``run``, the program itself. ``run`` talks to the
+environment only through a :class:`Caller` (every call goes through the agent's runtime and is
+recorded), loops over pages and parents, filters and aggregates what the tools return, branches, and
+writes. What it returns (an :class:`Answer`: the text and the values it reports) is the ground
+truth; the calls it made are the gold chain. The task's verifier checks exactly those values and the
+exact end state the gold chain makes (:mod:`agentworld_gym.synthesis.tasks.verifier.seal`). The
+verification script (:mod:`agentworld_gym.synthesis.tasks.verifier.scripts`) recomputes the same
+ground truth from the initial state independently, at acceptance: a template whose program and
+script disagree on some environment produces nothing there.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ class Answer(str):
 class Program:
     template: str
     kind: str
-    """The verification script template (:data:`.scripts.BODIES`)."""
+    """The verification script template
+    (:data:`agentworld_gym.synthesis.tasks.verifier.scripts.BODIES`)."""
     params: dict[str, Any]
     request: str
     control_flow: list[str]

@@ -1,10 +1,11 @@
 """What program templates are built from: knobs, listings, conditions, joins, given records.
 
-A template (see :mod:`.templates` for the table) picks a collection whose capabilities
-(:class:`~.programs.Caps`) fit, reads its records one of two ways — a :class:`Listing` (a list
-tool, perhaps under one parent) or records the request names and a get tool fetches one by one
-(:func:`given`, :func:`fetch`) — and filters them with :func:`conditions` drawn from the seed
-data's categorical fields, sometimes through a parent (:class:`Join`).
+A template (see :mod:`agentworld_gym.synthesis.tasks.sample.templates` for the table) picks a
+collection whose capabilities (:class:`~agentworld_gym.synthesis.tasks.sample.programs.Caps`) fit,
+reads its records one of two ways — a :class:`Listing` (a list tool, perhaps under one parent) or
+records the request names and a get tool fetches one by one (:func:`given`, :func:`fetch`) — and
+filters them with :func:`conditions` drawn from the seed data's categorical fields, sometimes
+through a parent (:class:`Join`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from agentworld_gym.synthesis.tasks.model import (
     humanize,
     scalar,
 )
-from agentworld_gym.synthesis.tasks.programs import (
+from agentworld_gym.synthesis.tasks.request.render import plural, quote
+from agentworld_gym.synthesis.tasks.sample.programs import (
     Caller,
     Caps,
     ProgramError,
@@ -35,7 +37,6 @@ from agentworld_gym.synthesis.tasks.programs import (
     hit,
     value_at,
 )
-from agentworld_gym.synthesis.tasks.render import plural, quote
 from agentworld_gym.synthesis.tasks.values import (
     MISSING,
     fresh_text,

@@ -1,4 +1,12 @@
-"""Program tasks: instantiate a template, execute the program, package it as a candidate."""
+"""Program tasks: instantiate a template, execute the program, package it as a candidate.
+
+The program (:mod:`agentworld_gym.synthesis.tasks.sample.templates`, or one an LLM writes:
+:mod:`agentworld_gym.synthesis.tasks.sample.llm`) is run through the agent's runtime; what it
+returns is the answer and the calls it made are the gold chain. Its request comes with the template
+(:mod:`agentworld_gym.synthesis.tasks.request.program`); its verifier is the answer rubric
+(:func:`agentworld_gym.synthesis.tasks.verifier.rubric.answer_rubric`), sealed later with the exact
+end state, plus the cross-check script (:mod:`agentworld_gym.synthesis.tasks.verifier.scripts`).
+"""
 
 from __future__ import annotations
 
@@ -7,29 +15,42 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from agentworld_gym.synthesis.tasks import render
 from agentworld_gym.synthesis.tasks.candidate import (
     Candidate,
     TaskBuilder,
     acceptance_cases,
     difficulty,
 )
-from agentworld_gym.synthesis.tasks.llm_programs import ProgramWriter
 from agentworld_gym.synthesis.tasks.model import EnvModel
-from agentworld_gym.synthesis.tasks.programs import (
-    Answer,
+from agentworld_gym.synthesis.tasks.request import render
+from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.sample.llm.writer import ProgramWriter
+from agentworld_gym.synthesis.tasks.sample.programs import (
     Caller,
     Program,
     ProgramError,
     capabilities,
 )
-from agentworld_gym.synthesis.tasks.runner import Runner
-from agentworld_gym.synthesis.tasks.scripts import script
-from agentworld_gym.synthesis.tasks.shapes import Knobs
-from agentworld_gym.synthesis.tasks.templates import branch, bulk, create_each
-from agentworld_gym.synthesis.tasks.templates_agg import aggregate, children_agg, extreme, group_max
-from agentworld_gym.synthesis.tasks.templates_batch import batch_read, batch_update, batch_write
-from agentworld_gym.synthesis.tasks.templates_flow import create_batch, create_chain, lookup_branch
+from agentworld_gym.synthesis.tasks.sample.templates.aggregate import (
+    aggregate,
+    children_agg,
+    extreme,
+    group_max,
+)
+from agentworld_gym.synthesis.tasks.sample.templates.given import (
+    batch_read,
+    batch_update,
+    batch_write,
+)
+from agentworld_gym.synthesis.tasks.sample.templates.listing import branch, bulk, create_each
+from agentworld_gym.synthesis.tasks.sample.templates.lookup_create import (
+    create_batch,
+    create_chain,
+    lookup_branch,
+)
+from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
+from agentworld_gym.synthesis.tasks.verifier.rubric import answer_rubric
+from agentworld_gym.synthesis.tasks.verifier.scripts import script
 
 TEMPLATES: dict[str, Callable[..., Any]] = {
     "bulk_update": lambda m, c, r, k: bulk(m, c, r, k, "update"),
@@ -109,7 +130,8 @@ class ProgramTaskBuilder(TaskBuilder):
         that had one) it is not tried again."""
         self.hits: Counter[str] = Counter()
         self.writer = ProgramWriter(model, runner, llm, seed) if llm is not None else None
-        """The LLM route: programs written in Python (see :mod:`.llm_programs`)."""
+        """The LLM route: programs written in Python (see
+        :mod:`agentworld_gym.synthesis.tasks.sample.llm.writer`)."""
 
     def build(
         self, rng: random.Random, task_id: str, knobs: Knobs, patterns: tuple[str, ...] = ()
@@ -208,24 +230,3 @@ class ProgramTaskBuilder(TaskBuilder):
         task = self.task(task_id, request, str(answer), verifier, calls, diff, method, "program")
         cases = acceptance_cases(self.runner, calls, task_id, caller.ctx.db, probe.db, answer)
         return Candidate(task, family, cases)
-
-
-def answer_rubric(answer: Answer | str, writes: bool) -> dict[str, Any] | None:
-    """The rubric of a program task before sealing: the values its answer reports, exactly
-    (in a write task they count only once the writes are right). Sealing adds the state."""
-    facts = getattr(answer, "facts", ())
-    if any(v is None or not isinstance(v, str | int | float) for v in facts):
-        return None
-    if not facts:
-        return None if not writes else {"type": "rubric", "criteria": []}
-    tolerance = getattr(answer, "tolerance", 0.0)
-    expect = [{"value": v, "tolerance": tolerance} if tolerance else {"value": v} for v in facts]
-    shown = ", ".join(map(str, facts))
-    criterion: dict[str, Any] = {
-        "text": f"Reports {shown}",
-        "weight": 1,
-        "check": {"type": "answer", "expect": expect},
-    }
-    if writes:
-        criterion["requires"] = "state"
-    return {"type": "rubric", "criteria": [criterion]}

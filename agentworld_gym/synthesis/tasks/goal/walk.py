@@ -1,6 +1,9 @@
 """Graph tasks: a walk becomes a request, a reference answer and a rubric.
 
-From an executed :class:`~.walk.Walk`:
+The goal of an executed :class:`~agentworld_gym.synthesis.tasks.sample.walk.Walk` — the facts it
+reports and the end state its writes make — worded by
+:class:`~agentworld_gym.synthesis.tasks.request.walk.GoalWriter` and checked by the criteria of
+:mod:`agentworld_gym.synthesis.tasks.verifier.rubric`:
 
 1. pick the *facts* to report — a field of a looked-up record, how many records a list
    returned — preferring facts the first call does not already show;
@@ -19,7 +22,6 @@ import random
 from typing import Any
 
 from agentworld_gym.env import dumps
-from agentworld_gym.synthesis.tasks import render
 from agentworld_gym.synthesis.tasks.candidate import (
     Candidate,
     TaskBuilder,
@@ -27,22 +29,23 @@ from agentworld_gym.synthesis.tasks.candidate import (
     difficulty,
     ref_depth,
 )
-from agentworld_gym.synthesis.tasks.graph import EDGE_NAMES
 from agentworld_gym.synthesis.tasks.model import (
-    BODY,
-    SCOPE,
     EnvModel,
     humanize,
     looks_like_id,
-    scalar,
     words,
 )
-from agentworld_gym.synthesis.tasks.request import Fact, GoalWriter
+from agentworld_gym.synthesis.tasks.request import render
+from agentworld_gym.synthesis.tasks.request.walk import Fact, GoalWriter
 from agentworld_gym.synthesis.tasks.runner import Runner
+from agentworld_gym.synthesis.tasks.sample.graph import EDGE_NAMES
+from agentworld_gym.synthesis.tasks.sample.walk import Source, Step, Walk
 from agentworld_gym.synthesis.tasks.values import MISSING, get_path, join
-from agentworld_gym.synthesis.tasks.walk import Source, Step, Walk
-from agentworld_gym.verifiers.base import Episode
-from agentworld_gym.verifiers.checks import run_check
+from agentworld_gym.synthesis.tasks.verifier.rubric import (
+    completeness_criterion,
+    fact_criterion,
+    state_criteria,
+)
 
 MAX_FACTS = 4
 MAX_REQUEST = 700
@@ -93,7 +96,7 @@ class GraphTaskBuilder(TaskBuilder):
             facts = stable
         else:
             return "unstable facts"
-        state = self._state_checks(steps, r1, r2)
+        state = state_criteria(self.model, self.runner.base, steps, r1, r2)
         if not facts and not state:
             return "nothing stable to check"
         if len(instruction) > MAX_REQUEST:
@@ -106,17 +109,13 @@ class GraphTaskBuilder(TaskBuilder):
                 self.llm, instruction, given, [f.value for f in facts], self.tool_names
             )
         names = self._field_names(facts, steps)
-        criteria = [self._criterion(f, steps, n) for f, n in zip(facts, names, strict=True)]
+        criteria = [
+            fact_criterion(f, self._fact_label(f, steps), n)
+            for f, n in zip(facts, names, strict=True)
+        ]
         criteria += state
-        strings = [str(f.value) for f in facts if isinstance(f.value, str)]
-        if len(set(strings)) >= 3:
-            criteria.append(
-                {
-                    "text": "Reports every value asked for",
-                    "weight": 1,
-                    "check": {"type": "answer_contains", "value": strings},
-                }
-            )
+        if (complete := completeness_criterion(facts)) is not None:
+            criteria.append(complete)
         answer = "; ".join(f"{self._fact_label(f, steps, short=True)}: {f.value}" for f in facts)
         answer = answer or "Done."
         writes = sum(1 for s in steps if s.tool.writes)
@@ -225,18 +224,6 @@ class GraphTaskBuilder(TaskBuilder):
             return f"number of {render.plural(noun)}{where}"
         return f"{noun} {humanize(f.field)}{where}"
 
-    def _criterion(self, f: Fact, steps: list[Step], name: str) -> dict[str, Any]:
-        """One asked value, exactly; ``name`` is its answer field (``submit`` may carry it)."""
-        weight = 1 if f.step == 0 else 2
-        label = self._fact_label(f, steps)
-        expect: dict[str, Any] = {"value": f.value, "name": name}
-        if isinstance(f.value, float):
-            expect["tolerance"] = max(0.01, abs(f.value) * 1e-4)
-        elif not isinstance(f.value, int | float) or isinstance(f.value, bool):
-            expect["value"] = str(f.value)
-        check = {"type": "answer", "expect": [expect]}
-        return {"text": f"States the {label}: {f.value}", "weight": weight, "check": check}
-
     def _field_names(self, facts: list[Fact], steps: list[Step]) -> list[str]:
         """A snake_case answer-field name per fact, unique within the task."""
         names: list[str] = []
@@ -247,71 +234,6 @@ class GraphTaskBuilder(TaskBuilder):
                 name, n = f"{base}_{n}", n + 1
             names.append(name)
         return names
-
-    # -- state facts ------------------------------------------------------------------------
-    def _state_checks(self, steps: list[Step], r1, r2) -> list[dict[str, Any]]:
-        base = self.runner.base
-        out: list[dict[str, Any]] = []
-        for step in steps:
-            tool = step.tool
-            coll = self.model.collections.get(tool.collection or "")
-            if not tool.writes or coll is None:
-                continue
-            given = {
-                tool.params[n].field or n: s.value
-                for n, s in step.sources.items()
-                if s.kind == "given" and tool.params[n].role == BODY
-            }
-            flat = _flatten(given)
-            key = step.target[1] if step.target else None
-            stable = key is not None and base.get(coll.name, key) is not None
-            checks: list[tuple[str, dict[str, Any]]] = []
-            if tool.op == "delete" and stable:
-                checks.append(
-                    (
-                        f"The {coll.noun} {key} no longer exists",
-                        {
-                            "type": "record",
-                            "collection": coll.name,
-                            "key": str(key),
-                            "exists": False,
-                        },
-                    )
-                )
-            elif tool.op == "update" and stable:
-                for path, value in flat.items():
-                    checks.append(
-                        (
-                            f"The {coll.noun} {key} has {humanize(path)} {value}",
-                            {
-                                "type": "record",
-                                "collection": coll.name,
-                                "key": str(key),
-                                "path": path,
-                                "equals": value,
-                            },
-                        )
-                    )
-            elif tool.op in ("create", "update") and flat:
-                where = dict(flat)
-                for n, s in step.sources.items():
-                    p = tool.params[n]
-                    if p.role == SCOPE and p.field and s.kind != "ref" and scalar(s.value):
-                        where[p.field] = s.value
-                n1 = sum(1 for _ in _matching(r1.db, coll.name, where))
-                what = ", ".join(f"{humanize(k)} {v}" for k, v in flat.items())
-                checks.append(
-                    (
-                        f"{n1} {coll.noun} record(s) with {what} exist",
-                        {"type": "count", "collection": coll.name, "where": where, "equals": n1},
-                    )
-                )
-            for text, check in checks:
-                ok1 = run_check(check, Episode(base, r1.db, ""))[0]
-                ok2 = run_check(check, Episode(base, r2.db, ""))[0]
-                if ok1 and ok2 and not run_check(check, Episode(base, base, ""))[0]:
-                    out.append({"text": text, "weight": 2, "check": check})
-        return out
 
 
 def _answerable(v: Any) -> bool:
@@ -336,24 +258,6 @@ def _value(f: Fact, outputs: list[Any]) -> Any:
     if f.kind == "count":
         return len(found) if isinstance(found, list) else MISSING
     return found
-
-
-def _flatten(given: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in given.items():
-        if isinstance(v, dict):
-            out.update(
-                {f"{k}.{ik}": iv for ik, iv in v.items() if scalar(iv) or isinstance(iv, bool)}
-            )
-        elif scalar(v) or isinstance(v, bool):
-            out[k] = v
-    return out
-
-
-def _matching(db, collection: str, where: dict[str, Any]):
-    from agentworld_gym.verifiers.checks import matches
-
-    return (r for r in db.scan(collection) if matches(r, where))
 
 
 def _prune(steps: list[Step], facts: list[Fact]) -> tuple[list[Step], list[Fact]]:
