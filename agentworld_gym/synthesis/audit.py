@@ -9,6 +9,7 @@ need are read; only a long task whose chaining the seed records cannot show is r
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -275,23 +276,61 @@ def names_findable_id(task: dict[str, Any], env: EnvFacts) -> list[str]:
     return found
 
 
-def _write_sentence(request: str, call: dict[str, Any]) -> str | None:
+def _write_sentence(
+    request: str, call: dict[str, Any], addressing: frozenset[str] = frozenset()
+) -> str | None:
     """The request sentence that names a write: among those with a write verb, the one
-    holding most of the call's literal values (3+ characters); ``None`` when none holds
-    any. (A read sentence may name the same record: "tell me its completed at".)"""
-    values = [v for v in _literal_strings(call.get("arguments") or {}) if len(v) >= 3]
+    holding most of the call's literal values (3+ characters), the values it writes
+    counting before the keys that address its record (other sentences name that record
+    too: "tell me its completed at", "delete it"); ``None`` when none holds any."""
+    args = call.get("arguments") or {}
+    body = [v for k, a in args.items() if k not in addressing for v in _literal_strings(a)]
+    body = [v for v in body if len(v) >= 3]
+    values = [v for v in _literal_strings(args) if len(v) >= 3]
     if not values:
         return None
     sentences = [s for s in _SENTENCE.split(request) if s.strip() and sentence_verbs(s)]
-    best, most = None, 0
-    for sentence in sentences:  # the sentence naming most of the call's values (first on ties)
-        n = sum(1 for value in values if value in sentence)
+    best, most = None, (0, 0)
+    for sentence in sentences:  # most written values, then most values (first on ties)
+        n = (sum(v in sentence for v in body), sum(v in sentence for v in values))
         if n > most:
             best, most = sentence, n
     return best
 
 
-_CLAUSE = re.compile(r",\s+|;\s+|\s+and\s+|\s+then\s+")
+_JOINER = re.compile(r";\s+|,?\s+(?:and|then|also)\s+|,\s+")
+_SKIP = {"and", "then", "also", "please", "just", "finally", "after"}
+_OBJECT = {"the", "a", "an", "it", "its", "them", "their", "each", "every", "all", "that"}
+_OBJECT |= {"this", "those", "these", "me", "on", "to", "one", "any", "off", "up", "\0"}
+"""What follows a verb that opens a clause ("and set its ...", "comment 'OK' on it"), unlike
+a field name that starts with a verb word ("and sync parallel level ...")."""
+
+
+@functools.cache
+def _verb_words() -> frozenset[str]:
+    """Every form of every verb the checks know (where a clause may begin)."""
+    from agentworld_gym.semantics import _ACTION
+
+    verbs = UPDATE_WORDS | CREATE_WORDS | DELETE_WORDS | READ_WORDS | _ACTION
+    verbs |= {"tell", "comment", "tick", "mark", "leave", "note", "reassign", "make"}
+    return frozenset(f for v in verbs for f in _forms(v))
+
+
+def clauses(sentence: str) -> list[str]:
+    """A sentence cut where a new verb begins a clause ("set it to Done and comment 'OK' on
+    it" -> two); a comma or "and" inside a list of values ("named "A", "B" and "C"") or a
+    field name cuts nothing. Quoted values are never cut."""
+    masked = _QUOTED.sub(lambda q: "\0" * len(q.group(0)), sentence)
+    out, start = [], 0
+    for m in _JOINER.finditer(masked):
+        head = re.findall(r"[a-z]+|\0", masked[m.end() : m.end() + 60].lower())
+        head = [w for w in head if w not in _SKIP][:2]
+        verb = len(head) == 2 and head[0] in _verb_words() and head[1] in _OBJECT
+        if m.group(0).strip() == ";" or verb:
+            out.append(sentence[start : m.start()])
+            start = m.end()
+    out.append(sentence[start:])
+    return [c for c in out if c.strip()]
 
 
 def _write_clause(sentence: str, call: dict[str, Any]) -> str:
@@ -299,10 +338,9 @@ def _write_clause(sentence: str, call: dict[str, Any]) -> str:
     it" for the comment, not the "set it to Done" before it); the whole sentence when its
     clauses share the values or the naming clause carries no write verb of its own."""
     values = [v for v in _literal_strings(call.get("arguments") or {}) if len(v) >= 3]
-    masked = _QUOTED.sub(lambda q: q.group(0).replace(",", "\0").replace(" and ", "\1"), sentence)
-    clauses = [c.replace("\0", ",").replace("\1", " and ") for c in _CLAUSE.split(masked)]
-    hits = [c for c in clauses if any(v in c for v in values)]
-    if len(hits) == 1 and len(clauses) > 1:
+    parts = clauses(sentence)
+    hits = [c for c in parts if any(v in c for v in values)]
+    if len(hits) == 1 and len(parts) > 1:
         return hits[0] if sentence_verbs(hits[0]) else ""
     return sentence
 
@@ -318,7 +356,7 @@ def verb_mismatches(task: dict[str, Any], env: EnvFacts) -> list[str]:
         name = call.get("name", "")
         if env.kinds.get(name) != "write" or name not in env.meanings:
             continue
-        sentence = _write_sentence(request, call)
+        sentence = _write_sentence(request, call, frozenset(env.addressing.get(name, {})))
         if sentence is not None:
             sentence = _write_clause(sentence, call)
         if sentence is not None and worded_as(sentence, env.meanings[name]) is False:

@@ -257,6 +257,9 @@ class EnvSynthesizer:
                 max_writes=max(cfg.max_writes, 6) if long else cfg.max_writes,
                 attempts=12 if long else 8,
                 anchors=not cfg.hide_ids,
+                # once chained walks have had their rounds, an ordinary walk may ask two
+                # separate things (an environment of lists alone affords no chain)
+                chained=long or not self.late,
             )
             walk = self.walker.walk(rng, task_id, rng.randint(min(lo, hi), hi), cfg.focus_tools)
             min_calls = min(cfg.long_min_calls, max_calls) if long else 2

@@ -151,7 +151,7 @@ def new_value(
             return rng.choice(options)
         name, noun = _leaf(field)
         values = FieldValues(rng, _DOMAINS)
-        taken = {current, *(v for v in known or [] if isinstance(v, str))}
+        taken = {v for v in (current, *(known or [])) if isinstance(v, str)}
         lo, hi = int(schema.get("minLength", 0)), int(schema.get("maxLength", 1000))
         pattern = schema.get("pattern")
         for _ in range(6):

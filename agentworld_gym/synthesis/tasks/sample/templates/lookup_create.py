@@ -345,7 +345,7 @@ def create_batch(
     did = verbs.done(caps.maker, "create")
     rule, ask, count = "", f"how many {noun_of(coll, 2)} you {did}", len(names)
     values = _numbers(nf, rng, len(names)) if nf and out else []
-    if nf and out and values:
+    if nf and out and len(values) > 1:  # a threshold needs values on both sides
         a, b = value_for(out, caps, [], rng), value_for(out, caps, [], rng)
         t = sorted(values)[rng.randrange(1, len(values))] - 1
         if a is MISSING or b is MISSING or a == b:
