@@ -70,6 +70,22 @@ MAX_DEPTH = 2
 past it a record is named by its key."""
 
 
+_LABELS = {
+    "created at": "creation time", "date created": "creation date", "created": "creation time",
+    "create time": "creation time", "creation time": "creation time", "updated at":
+    "last update time", "date updated": "last update date", "updated": "last update time",
+    "update time": "last update time", "modified at": "last modification time",
+    "last modified": "last modification time", "deleted at": "deletion time",
+}  # fmt: skip
+
+
+def field_label(name: str) -> str:
+    """A field as people ask for it: ``created_at`` -> ``creation time``, ``dueDate`` ->
+    ``due date``."""
+    text = humanize(name)
+    return _LABELS.get(text, text)
+
+
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -430,7 +446,7 @@ class GoalWriter:
         first: bool = False,
     ) -> tuple[str, str | None]:
         noun = self.noun(step)
-        label = humanize(f.field)
+        label = field_label(f.field)
         if f.kind == "count":
             where = self.listing(step, steps, outputs)
             many = plural(noun)
