@@ -280,6 +280,13 @@ def _pick_verb(groups: list[list[str]]) -> tuple[str | None, int, int]:
         if word not in _GENERIC:
             if generic and word in _NOUNS_TOO:
                 continue  # ``patch-block-children``: the object after a method word
+            if (
+                gi == 0
+                and len(groups) >= 3
+                and len(groups[0]) == 1
+                and groups[-1] in (["get"], ["list"], ["insert"], ["patch"], ["update"])
+            ):
+                continue  # ``compute_instanceGroupManagers_patch``: the service's name
             return word, gi, 0
         generic = generic or (word, gi, 0)
     last = groups[-1][-1] if groups else ""

@@ -76,7 +76,7 @@ CREATE_WORDS |= {"make", "open", "generate", "submit", "post", "import", "record
 CREATE_WORDS |= {"leave", "append", "write"}
 DELETE_WORDS = {"delete", "remove", "erase", "destroy", "purge", "drop", "clear", "discard"}
 READ_WORDS = {"check", "look", "find", "list", "get", "show", "tell", "count", "search", "see"}
-READ_WORDS |= {"review", "view", "fetch", "read", "go", "reply", "finish"}
+READ_WORDS |= {"review", "view", "fetch", "read", "go", "finish"}
 
 
 def _forms(verb: str) -> set[str]:
@@ -100,9 +100,18 @@ def sentence_verbs(sentence: str) -> set[str]:
     and the action verbs of :mod:`agentworld_gym.semantics`), quoted values left out."""
     from agentworld_gym.semantics import _ACTION
 
-    words = set(_WORD.findall(_QUOTED.sub(" ", sentence).lower()))
+    tokens = _WORD.findall(_QUOTED.sub(" ", sentence).lower())
+    words = {  # "the pinned topic", "a shipping address": a participle as an adjective
+        w
+        for i, w in enumerate(tokens)
+        if not (w.endswith(("ed", "ing")) and i and tokens[i - 1] in _DETERMINERS)
+    }
     verbs = (UPDATE_WORDS | CREATE_WORDS | DELETE_WORDS | _ACTION) - READ_WORDS
     return {v for v in verbs if words & _forms(v)}
+
+
+_DETERMINERS = {"the", "a", "an", "its", "their", "each", "every", "this", "that", "these"}
+_DETERMINERS |= {"those", "any", "all", "no", "some", "my", "our", "your"}
 
 
 def worded_as(sentence: str, m: Meaning) -> bool | None:
@@ -276,26 +285,33 @@ def names_findable_id(task: dict[str, Any], env: EnvFacts) -> list[str]:
     return found
 
 
-def _write_sentence(
+def write_sentences(
     request: str, call: dict[str, Any], addressing: frozenset[str] = frozenset()
-) -> str | None:
-    """The request sentence that names a write: among those with a write verb, the one
-    holding most of the call's literal values (3+ characters), the values it writes
-    counting before the keys that address its record (other sentences name that record
-    too: "tell me its completed at", "delete it"); ``None`` when none holds any."""
+) -> list[str]:
+    """The request sentences that may name a write: those with a write verb that hold one
+    of the values it writes, else (when none does) one of its keys (3+ characters). Other
+    sentences may name the same record: "tell me its completed at", "delete it"."""
     args = call.get("arguments") or {}
     body = [v for k, a in args.items() if k not in addressing for v in _literal_strings(a)]
-    body = [v for v in body if len(v) >= 3]
-    values = [v for v in _literal_strings(args) if len(v) >= 3]
-    if not values:
-        return None
-    sentences = [s for s in _SENTENCE.split(request) if s.strip() and sentence_verbs(s)]
-    best, most = None, (0, 0)
-    for sentence in sentences:  # most written values, then most values (first on ties)
-        n = (sum(v in sentence for v in body), sum(v in sentence for v in values))
-        if n > most:
-            best, most = sentence, n
-    return best
+    keys = [v for v in _literal_strings(args) if v not in body]
+    sentences = [s for s in split_sentences(request) if s.strip() and sentence_verbs(s)]
+    found = [s for s in sentences if any(v in s for v in body if len(v) >= 3)]
+    if found:
+        return found
+    # only keys: several sentences may name the record; judged when exactly one does
+    found = [s for s in sentences if any(v in s for v in keys if len(v) >= 3)]
+    return found if len(found) == 1 else []
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut into sentences, never inside a quoted value ("Apt. 577", "v1. Beta")."""
+    masked = _QUOTED.sub(lambda q: "\0" * len(q.group(0)), text)
+    out, start = [], 0
+    for m in _SENTENCE.finditer(masked):
+        out.append(text[start : m.start()])
+        start = m.end()
+    out.append(text[start:])
+    return out
 
 
 _JOINER = re.compile(r";\s+|,?\s+(?:and|then|also)\s+|,\s+")
@@ -346,9 +362,11 @@ def _write_clause(sentence: str, call: dict[str, Any]) -> str:
 
 
 def verb_mismatches(task: dict[str, Any], env: EnvFacts) -> list[str]:
-    """Writes whose request sentence names them by another verb than their tool's meaning
-    (:func:`worded_as` is ``False``), as ``"<tool>: <sentence>"``. A write whose sentence
-    cannot be found (no literal value of its call in the request) or uses no write verb is not
+    """Writes their request words by another verb than their tool's meaning, as ``"<tool>:
+    <clause>"``: every sentence that may name the write (:func:`write_sentences`) is worded
+    otherwise (:func:`worded_as` is ``False`` for the clause naming its values, and for the
+    sentence too when the clause's only "verb" is a noun: "the logging configurations ...
+    and delete those"). A write no sentence names, or named without a write verb, is not
     judged."""
     out = []
     request = task.get("instruction", "")
@@ -356,11 +374,20 @@ def verb_mismatches(task: dict[str, Any], env: EnvFacts) -> list[str]:
         name = call.get("name", "")
         if env.kinds.get(name) != "write" or name not in env.meanings:
             continue
-        sentence = _write_sentence(request, call, frozenset(env.addressing.get(name, {})))
-        if sentence is not None:
-            sentence = _write_clause(sentence, call)
-        if sentence is not None and worded_as(sentence, env.meanings[name]) is False:
-            out.append(f"{name}: {sentence.strip()[:160]}")
+        m = env.meanings[name]
+        wrong = []
+        for sentence in write_sentences(request, call, frozenset(env.addressing.get(name, {}))):
+            clause = _write_clause(sentence, call)
+            verdict = worded_as(clause, m)
+            if verdict is False and worded_as(sentence, m) is True:
+                verdict = True
+            if verdict is True:
+                wrong = []
+                break
+            if verdict is False:
+                wrong.append(clause)
+        if wrong:
+            out.append(f"{name}: {wrong[0].strip()[:160]}")
     return out
 
 

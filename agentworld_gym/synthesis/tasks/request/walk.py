@@ -162,7 +162,7 @@ class GoalWriter:
         relation = _strip_id(fld)
         if not relation or relation == noun or relation in ("id", "gid", "uuid"):
             return f"the {noun} of {which}"
-        return f"the {noun} set as the {relation} of {which}"
+        return f"the {noun} that is the {relation} of {which}"
 
     def record(
         self,
@@ -226,12 +226,13 @@ class GoalWriter:
             None,
         )
         text = self.entity(key[1], steps, outputs, noun, depth) if key else f"the {noun}"
-        if key is not None and key[1].kind == "ref":
-            return text  # the found record already implies its parent
-        scopes = [
+        found = key is not None and key[1].kind == "ref"
+        scopes = [  # a record found earlier implies the parents it came with; others are said
             self._parent(tool.params[n], s, steps, outputs, depth + 1)
             for n, s in step.sources.items()
             if tool.params[n].role == SCOPE
+            and not (found and s.kind == "ref" and s.step == key[1].step)
+            and not (found and s.kind != "ref" and _holds(outputs[key[1].step], s.value))
         ]
         if scopes:
             text += " in " + _and(scopes)
@@ -495,3 +496,11 @@ def _flag(fields: list[tuple[str, Any]]) -> str | None:
     if words_[0] == "has":
         return f"{'' if value else 'not '}having {adj}".strip()
     return adj if value else f"not {adj}"
+
+
+def _holds(output: Any, value: Any) -> bool:
+    """Whether ``value`` is one of the scalars in ``output`` (a parent the found record
+    already names)."""
+    from agentworld_gym.verifiers.checks import leaves
+
+    return any(v == value for v in leaves(output) if not isinstance(v, bool))
