@@ -265,6 +265,7 @@ def test_consistent_rename_keeps_references_resolving(tmp_path: Path) -> None:
     if not (CATALOG / name / "env.json").is_file():
         pytest.skip(f"catalog env {name} not present")
     folder = Path(shutil.copytree(CATALOG / name, tmp_path / name))
+    _fill_keys(folder, "migrate_projects", "name")  # the catalog is reseeded already
     before, resolving = _db(folder), _resolving(folder)
     projects = [r["name"] for r in before["migrate_projects"]]
     spec = EnvSpec.load(folder)
@@ -302,6 +303,26 @@ def test_consistent_rename_keeps_references_resolving(tmp_path: Path) -> None:
         assert runner.call(ctx, tool, args).ok, (tool, args)
     text = b"".join(p.read_bytes() for p in (folder / "db").glob("*.json")).decode()
     assert not WORD_NUM.search(text) and not re.search(r'"[a-z]+-[a-z]+-\d{1,3}"', text)
+
+
+_FILLER_WORDS = ("already hospital", "be experience", "against weight", "account simple")
+_FILLER_WORDS += ("article respond", "even degree", "blue rest", "according culture")
+
+
+def _fill_keys(folder: Path, collection: str, pk: str) -> None:
+    """Give a collection's keys the filler shape of an unreseeded world ("already-hospital-
+    44"), renamed everywhere in the db so every reference still resolves."""
+    db = folder / "db"
+    keys = [r[pk] for r in orjson.loads((db / f"{collection}.json").read_bytes())]
+    names = {
+        k: f"{_FILLER_WORDS[i % len(_FILLER_WORDS)].replace(' ', '-')}-{10 + i}"
+        for i, k in enumerate(keys)
+    }
+    for path in db.glob("*.json"):
+        text = path.read_text()
+        for old, new in names.items():
+            text = text.replace(f'"{old}"', f'"{new}"')
+        path.write_text(text)
 
 
 def _toy(folder: Path) -> Path:
