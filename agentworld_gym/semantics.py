@@ -231,9 +231,12 @@ def _path_action(path: str) -> tuple[str | None, list[str]]:
     custom = None
     if ":" in path.rsplit("/", 1)[-1]:
         path, custom = path.rsplit(":", 1)
-    segments = [s for s in path.split("/") if s and not s.startswith("{")]
+    raw = [s for s in path.split("/") if s]
+    segments = [s for s in raw if not s.startswith("{")]
     segments = [s for s in segments if not re.fullmatch(r"v\d+(\w+)?|api|rest|\d[\d.-]*", s)]
     groups = [tokens(s) for s in segments]
+    if not custom and (not raw or raw[-1].startswith("{")):
+        return None, groups  # ``/backupRuns/{id}``: the path ends in a record, not an action
     for group in [tokens(custom)] if custom else groups[-1:]:
         if group and _verb_class(group[0]) == "action":
             return group[0], groups if custom else groups[:-1]

@@ -133,3 +133,17 @@ def test_meaning_of_a_toolspec_and_a_hand_built_tool() -> None:
     assert meaning(spec).op == "update"
     spec = ToolSpec("API-get-users", "List all users", {}, {"type": "python", "entrypoint": "x:y"})
     assert meaning(spec).op in ("read", "list")
+
+
+def test_a_path_ending_in_a_record_names_no_action() -> None:
+    # ``DELETE /sql/v1beta4/projects/{p}/instances/{i}/backupRuns/{id}`` deletes a backup run
+    # (it must never be asked for as "back up the backup runs")
+    m = classify(
+        "DELETE",
+        "/sql/v1beta4/projects/{project}/instances/{instance}/backupRuns/{id}",
+        "sql_backupRuns_delete",
+        "Deletes the backup run.",
+    )
+    assert (m.op, m.verb, m.destructive) == ("delete", "delete", True)
+    cancel = classify("POST", "/orders/{orderId}/cancel", "CancelOrder", "Cancel an order")
+    assert (cancel.op, cancel.verb) == ("action", "cancel")
