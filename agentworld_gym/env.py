@@ -232,6 +232,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._messages: list[Message] = []  # append-only within an episode (MessagesView)
         self._calls: list[tuple[str, Any, bool]] = []  # CallRecord fields, made at verify
         self._turn = 0
+        self._user_turn = 0
+        self._answers: list[str] = []
         self._done = True
 
     # -- gymnasium API ------------------------------------------------------------------
@@ -263,6 +265,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         ]
         self._calls = []
         self._turn = 0
+        self._user_turn = 0
+        self._answers = []
         self._done = False
         info = {
             "env_id": self.spec_data.gym_id,
@@ -272,6 +276,8 @@ class AgentWorldEnv(gym.Env[str, str]):
             "messages": MessagesView(self._messages),
             "max_turns": self.max_turns,
         }
+        if self._task.turns:
+            info["user_turns"] = 1 + len(self._task.turns)  # the request and its follow-ups
         fields = self._shared.fields.get(self._task.id)
         if fields is None:
             fields = self._shared.fields[self._task.id] = declared_fields(self._task.verifier)
@@ -301,12 +307,24 @@ class AgentWorldEnv(gym.Env[str, str]):
         if parsed is not None:
             outputs, results = self._run_calls(parsed)
         terminated = parsed is not None and parsed.final_answer is not None
-        truncated = not terminated and self._turn >= self.max_turns
+        next_turn: dict[str, Any] = {}
+        if terminated and self._user_turn < len(self._task.turns):  # type: ignore[union-attr]
+            # the answer to one user turn of several: the next user message follows
+            answer = clean_text(parsed.final_answer or "")  # type: ignore[union-attr]
+            self._answers.append(answer)
+            message = self._task.turns[self._user_turn]  # type: ignore[union-attr]
+            self._user_turn += 1
+            outputs = [str(message.get("content", ""))]
+            self._messages.append({"role": "user", "content": outputs[0]})
+            next_turn = {"user_turn": self._user_turn, "turn_answer": answer}
+            terminated = False
         info: dict[str, Any] = {
             "turn": self._turn,
             "tool_results": results,
             "messages": MessagesView(self._messages),
+            **next_turn,
         }
+        truncated = not terminated and self._turn >= self.max_turns
         if self._shared.toolbox.episode_hooks and results:
             info["isolation"] = self._shared.toolbox.isolation()  # how the tools' code ran
         reward = 0.0
@@ -416,6 +434,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             [CallRecord(*call) for call in self._calls],
             task.instruction,
             dict(fields or {}),
+            [*self._answers, answer] if task.turns else [],
         )
         return verifier.verify(episode)
 

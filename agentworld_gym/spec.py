@@ -88,6 +88,18 @@ class TaskSpec:
     gold: dict[str, Any] | None = None
     difficulty: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    """Follow-up user turns (``{"content": "..."}``): after the agent answers the request,
+    the next turn's message is the observation, and so on; the episode ends at the answer
+    to the last one. Answer checks with ``"turn": k`` read the answer to turn ``k`` (0 is
+    the request's)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``tasks.json`` entry (``turns`` only when the task has follow-ups)."""
+        data = dataclasses.asdict(self)
+        if not data["turns"]:
+            del data["turns"]
+        return data
 
 
 @dataclass
@@ -200,7 +212,7 @@ class EnvSpec:
         folder.mkdir(parents=True, exist_ok=True)
         opt = orjson.OPT_INDENT_2
         (folder / "env.json").write_bytes(orjson.dumps(self.to_dict(), option=opt))
-        tasks = [dataclasses.asdict(t) for t in self.tasks]
+        tasks = [t.to_dict() for t in self.tasks]
         (folder / "tasks.json").write_bytes(orjson.dumps(tasks, option=opt))
         if self.root is None or Path(self.root).resolve() != folder.resolve():
             self.database.to_folder(folder / "db")

@@ -199,7 +199,7 @@ def _evaluation_stage(
     )
     r.dump("arena.json", arena.to_dict())
     tasks, specs, report = eval_tasks_for(arena.entries, synthesizer, config, r.index)
-    listed = {gid: [dataclasses.asdict(t) for t in s.tasks] for gid, s in specs.items()}
+    listed = {gid: [t.to_dict() for t in s.tasks] for gid, s in specs.items()}
     r.dump("eval_tasks.json", {"report": report, "tasks": listed})
     records = _evaluate(trainer, tasks, config.success_threshold)
     save_episodes(r.folder / "episodes.jsonl", records)
@@ -260,7 +260,7 @@ def _coevolution_stage(
             continue
         evolved.append(result.spec)
         new_tasks[result.spec.gym_id] = [
-            dataclasses.asdict(t)
+            t.to_dict()
             for t in result.spec.tasks
             if t.provenance.get("origin") == "evolution" and t.provenance.get("round") == r.index
         ]

@@ -443,7 +443,7 @@ def _write_tasks(
             _gate(spec, report)
     finally:
         runtime.close()
-    tasks = [asdict(t) for t in spec.tasks]
+    tasks = [t.to_dict() for t in spec.tasks]
     (folder / "tasks.json").write_bytes(orjson.dumps(tasks, option=orjson.OPT_INDENT_2))
 
 

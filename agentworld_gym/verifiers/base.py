@@ -28,6 +28,9 @@ class Episode:
     instruction: str = ""
     fields: dict[str, Any] = field(default_factory=dict)
     """Named answer values submitted with the answer (see ``answer`` checks' ``name``)."""
+    answers: list[str] = field(default_factory=list)
+    """The answer to each user turn of a multi-turn task, in order (the last is ``answer``);
+    empty for a single-turn task."""
 
 
 @dataclass

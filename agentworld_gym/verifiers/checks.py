@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -290,6 +290,14 @@ def run_check(
     """``(score in [0, 1], reason)``; ``reading`` shares one reading of the answer between
     the answer checks of a rubric."""
     if check["type"] in ANSWER_CHECKS:
+        turn = check.get("turn")
+        if isinstance(turn, int) and not isinstance(turn, bool) and episode.answers:
+            # a multi-turn task: this check reads the answer to user turn ``turn``
+            answers = episode.answers
+            said = answers[turn] if -len(answers) <= turn < len(answers) else ""
+            if said is not episode.answer:
+                episode = replace(episode, answer=said, fields={})
+                reading = None
         return _answer(check, episode, reading)
     fn = CHECKS[check["type"]][0]
     score, reason = fn(check, episode)  # type: ignore[misc]

@@ -6,7 +6,6 @@ and the catalog cannot depend on which worker ran what or when.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from collections import Counter
@@ -241,7 +240,7 @@ def build_env(
     data = env.to_dict()
     text = classification_fields(data)
     env.taxonomy = data["taxonomy"] = _classifier().classify(text).to_taxonomy()
-    tasks = [dataclasses.asdict(t) for t in env.tasks]
+    tasks = [t.to_dict() for t in env.tasks]
     n_synth = synthesizable_tasks(data, tasks, records)
     if n_synth < MIN_SYNTH_TASKS:
         return (

@@ -149,7 +149,7 @@ def _work(job: tuple[str, dict[str, Any], Any]) -> EnvResult:
     report.dropped.update(dropped.values())
     tasks = split_and_name(spec.id, cands, config.test_share, config.seed, others(existing))
     kept = [t.kind for t in existing if (t.provenance or {}).get("synthesizer") != SYNTHESIZER]
-    rows = [dataclasses.asdict(t) for t in tasks]
+    rows = [t.to_dict() for t in tasks]
     return EnvResult(spec.id, folder, rows, report, kept=kept, dropped=sorted(dropped))
 
 
