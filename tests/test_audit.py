@@ -233,3 +233,32 @@ def test_verb_judged_on_the_clause_naming_the_write(env: A.EnvFacts) -> None:
         [("CreateNote", {"text": "Left at the door"})],
     )
     assert len(A.verb_mismatches(lie, env)) == 1
+
+
+def test_readability_detectors() -> None:
+    assert A.positional("Tell me the name of the third account in the account list.")
+    assert A.positional("What is the ip of the first arista switch listed?")
+    assert not A.positional('Tell me the name of the account "First National".')
+    assert A.raw_field_words("Change its is active to false.")
+    assert not A.raw_field_words("Make sure the key is not active.")
+    deep = "Look up the extra of the rvs of the media of the uks and tell me its price."
+    assert A.deep_relation(deep) and not A.deep_relation("Tell me the owner of the task.")
+
+
+def test_same_field_written_twice(env: A.EnvFacts) -> None:
+    twice = task(
+        'Set the status of "ord_0e7ed52700" to "shipped", then to "held".',
+        [
+            ("UpdateOrder", {"orderId": "ord_0e7ed52700", "status": "shipped"}),
+            ("UpdateOrder", {"orderId": "ord_0e7ed52700", "status": "held"}),
+        ],
+    )
+    assert A.overwritten_writes(twice, env)
+    two_records = task(
+        "...",
+        [
+            ("UpdateOrder", {"orderId": "ord_0e7ed52700", "status": "shipped"}),
+            ("UpdateOrder", {"orderId": "ord_938d63d9e9", "status": "shipped"}),
+        ],
+    )
+    assert not A.overwritten_writes(two_records, env)

@@ -20,7 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             "count, target, PASS/FAIL): numbered-step requests, internal ids named where a "
             "name would find the record, placeholder-shaped values, verb/tool mismatches, the "
             "4 commonest 8-word openings, and the long-horizon tasks' count, distinct tools, "
-            "chaining and turn budget. Offending task ids follow for each failing bar."
+            "chaining and turn budget. Offending task ids follow for each failing bar. Then, "
+            "measured without a target yet, the defects a blind read found most: records "
+            "picked by list position, field identifiers as words, relations 3+ deep, a field "
+            "written twice."
         ),
     )
     p.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="catalog root")
@@ -36,11 +39,27 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from agentworld_gym.synthesis.audit import bars, format_table, semantics_split, tally
+    from agentworld_gym.synthesis.audit import (
+        bars,
+        format_table,
+        readability,
+        semantics_split,
+        tally,
+    )
 
-    rows = bars(tally(args.root, args.workers, args.env), args.examples)
+    counted = tally(args.root, args.workers, args.env)
+    rows = bars(counted, args.examples)
     print(format_table(rows))
-    report: dict[str, object] = {"bars": [r.to_dict() for r in rows]}
+    seen = readability(counted, args.examples)
+    print("\nreadability (what a blind read found most; measured, no target yet):")
+    for r in seen:
+        print(f"  {r.name:<34} {r.shown(r.value):>8}   {r.count}")
+    report: dict[str, object] = {
+        "bars": [r.to_dict() for r in rows],
+        "readability": [
+            {k: v for k, v in r.to_dict().items() if k not in ("target", "passed")} for r in seen
+        ],
+    }
     if args.stats:
         split = semantics_split(args.root, args.env)
         report["semantics"] = split

@@ -461,6 +461,60 @@ def spare_turns(task: dict[str, Any], env: EnvFacts) -> bool:
     return budget >= 1.5 * (len(_calls(task)) + 1)
 
 
+# -- readability: the defects a blind reader found ------------------------------------------
+
+_POSITIONAL = re.compile(
+    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))"
+    r" [\w ]{1,40}? (?:in the [\w ]{1,40}? list|listed)\b",
+    re.I,
+)
+_RAW_FIELD = re.compile(
+    r"\b(?:its|the|whose|is) (?:is|has) [a-z]+\b|\bis [a-z]+ is (?:true|false)\b"
+)
+
+
+def positional(request: str) -> bool:
+    """Whether the request picks a record by its place in a listing ("the third account in
+    the account list"): ambiguous unless the order is stated."""
+    return bool(_POSITIONAL.search(_QUOTED.sub("Q", request)))
+
+
+def raw_field_words(request: str) -> bool:
+    """Whether a field's identifier shows through as words ("its is active", "whose is
+    global master is false")."""
+    return bool(_RAW_FIELD.search(_QUOTED.sub("Q", request)))
+
+
+def deep_relation(request: str, depth: int = 3) -> bool:
+    """Whether a sentence names a record through ``depth`` or more "of the" relations ("the
+    extra in the rvs of the media of the ... of the ...")."""
+    return any(s.count(" of the ") >= depth for s in split_sentences(_QUOTED.sub("Q", request)))
+
+
+def overwritten_writes(task: dict[str, Any], env: EnvFacts) -> bool:
+    """Whether the gold chain writes one field of one record twice (the first write is
+    undone by the second: a request that says so reads as two unrelated asks)."""
+    seen: set[tuple[str, str, str]] = set()
+    for call in _calls(task):
+        name = call.get("name", "")
+        meant = env.meanings.get(name)
+        if env.kinds.get(name) != "write" or meant is None or meant.op != "update":
+            continue  # two creates under one parent make two records
+        args = call.get("arguments") or {}
+        keys = env.addressing.get(name, {})
+        if not keys:
+            continue
+        record = orjson.dumps({k: args.get(k) for k in sorted(keys)}).decode()
+        for arg in args:
+            if arg in keys:
+                continue
+            mark = (env.runtime.get(name, ("", name))[1] or name, record, arg)
+            if mark in seen:
+                return True
+            seen.add(mark)
+    return False
+
+
 # -- the catalog -----------------------------------------------------------------------------
 
 
@@ -511,6 +565,10 @@ class Tally:
     unchained: list[str] = field(default_factory=list)
     tight: list[str] = field(default_factory=list)
     mismatch_text: list[str] = field(default_factory=list)
+    positional: list[str] = field(default_factory=list)
+    raw_fields: list[str] = field(default_factory=list)
+    deep: list[str] = field(default_factory=list)
+    overwritten: list[str] = field(default_factory=list)
 
     def merge(self, other: Tally) -> None:
         for name, value in vars(other).items():
@@ -541,6 +599,14 @@ def audit_env(folder: Path) -> Tally:
             t.mismatched.append(tid)
             t.mismatched_steps += len(bad)
             t.mismatch_text.append(f"{tid}: {bad[0]}")
+        for ids, hit in (
+            (t.positional, positional(request)),
+            (t.raw_fields, raw_field_words(request)),
+            (t.deep, deep_relation(request)),
+            (t.overwritten, overwritten_writes(task, env)),
+        ):
+            if hit:
+                ids.append(tid)
         head = opening(request, env.name)
         t.openings.append(head)
         t.opening_ids.setdefault(head, tid)
@@ -570,6 +636,24 @@ def tally(root: Path, workers: int = 1, only: Iterable[str] = ()) -> Tally:
         for folder in folders:
             total.merge(audit_env(folder))
     return total
+
+
+def readability(t: Tally, examples: int = 5) -> list[Bar]:
+    """The defects a blind read of 40 tasks found most (no target is set yet: they are
+    measured so that work on them shows): records picked by list position, field
+    identifiers as words, relations 3+ deep, a field written twice."""
+    n = max(t.tasks, 1)
+    return [
+        Bar(
+            name, len(ids) / n, 0.0, "<=", "%", f"{len(ids):,} / {t.tasks:,}", tuple(ids[:examples])
+        )
+        for name, ids in (
+            ("record picked by list position", t.positional),
+            ("field identifier as words", t.raw_fields),
+            ("relation 3+ deep", t.deep),
+            ("same field written twice", t.overwritten),
+        )
+    ]
 
 
 def bars(t: Tally, examples: int = 5) -> list[Bar]:
