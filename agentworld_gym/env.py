@@ -32,11 +32,18 @@ import orjson
 
 from agentworld_gym.actions import SUBMIT_SCHEMA, ParsedAction, parse_action
 from agentworld_gym.database import Database
-from agentworld_gym.errors import ActionParseError, AgentWorldError, ToolError, TooManyCalls
+from agentworld_gym.errors import (
+    ActionParseError,
+    AgentWorldError,
+    ConfigError,
+    ToolError,
+    TooManyCalls,
+)
 from agentworld_gym.jsonsafe import clean_text, preview
 from agentworld_gym.spaces import TextSpace
 from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.tools import Encoded, Toolbox, ToolContext
+from agentworld_gym.users import ScriptedUser, UserSimulator
 from agentworld_gym.verifiers import (
     CallRecord,
     Episode,
@@ -185,6 +192,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         max_action_chars: longer actions are refused with an error observation.
         max_calls_per_action: an action's calls past this many are refused unrun, each with
             an error observation (default :data:`MAX_CALLS_PER_ACTION`).
+        user: the simulated user that answers the agent on tasks with a ``user`` scenario
+            (:mod:`agentworld_gym.users`; a scenario with a ``script`` needs none).
         render_mode: ``"ansi"`` renders the chat so far as text.
 
     >>> import gymnasium as gym, agentworld_gym
@@ -205,6 +214,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         max_action_chars: int = 100_000,
         render_mode: str | None = None,
         max_calls_per_action: int = MAX_CALLS_PER_ACTION,
+        user: UserSimulator | None = None,
     ) -> None:
         if max_calls_per_action < 1:
             raise ValueError(f"max_calls_per_action must be at least 1, got {max_calls_per_action}")
@@ -214,6 +224,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             raise AgentWorldError(f"environment {self.spec_data.id!r} has no {split!r} tasks")
         self.split = split
         self._max_turns_arg = max_turns
+        self.user = user
         self.max_turns = max_turns or self.spec_data.runtime.max_turns
         self.judge = judge
         self.max_action_chars = max_action_chars
@@ -234,6 +245,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._turn = 0
         self._user_turn = 0
         self._answers: list[str] = []
+        self._dialogue: list[Message] = []
         self._done = True
 
     # -- gymnasium API ------------------------------------------------------------------
@@ -267,6 +279,12 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._turn = 0
         self._user_turn = 0
         self._answers = []
+        self._dialogue = [{"role": "user", "content": self._task.instruction}]
+        if self._task.user and self.user is None and not self._task.user.get("script"):
+            raise ConfigError(
+                f"task {self._task.id!r} has a simulated user: pass user=... (for example "
+                "agentworld_gym.users.LLMUser(backend)) to the environment"
+            )
         self._done = False
         info = {
             "env_id": self.spec_data.gym_id,
@@ -308,16 +326,12 @@ class AgentWorldEnv(gym.Env[str, str]):
             outputs, results = self._run_calls(parsed)
         terminated = parsed is not None and parsed.final_answer is not None
         next_turn: dict[str, Any] = {}
-        if terminated and self._user_turn < len(self._task.turns):  # type: ignore[union-attr]
-            # the answer to one user turn of several: the next user message follows
-            answer = clean_text(parsed.final_answer or "")  # type: ignore[union-attr]
-            self._answers.append(answer)
-            message = self._task.turns[self._user_turn]  # type: ignore[union-attr]
-            self._user_turn += 1
-            outputs = [str(message.get("content", ""))]
-            self._messages.append({"role": "user", "content": outputs[0]})
-            next_turn = {"user_turn": self._user_turn, "turn_answer": answer}
-            terminated = False
+        if terminated and (self._task.turns or self._task.user):  # type: ignore[union-attr]
+            follow, next_turn = self._next_user_message(parsed.final_answer or "")  # type: ignore[union-attr]
+            if follow is not None:  # one answer of several: the user's next message follows
+                outputs = [follow]
+                self._messages.append({"role": "user", "content": follow})
+                terminated = False
         info: dict[str, Any] = {
             "turn": self._turn,
             "tool_results": results,
@@ -416,6 +430,28 @@ class AgentWorldEnv(gym.Env[str, str]):
             )
         return outputs, results
 
+    def _next_user_message(self, answer: str) -> tuple[str | None, dict[str, Any]]:
+        """The user's message after the agent's ``answer`` (a fixed follow-up, else the
+        simulated user's reply; ``None``: the conversation is over) and what ``info`` says."""
+        task = self._task
+        answer = clean_text(answer)
+        self._dialogue.append({"role": "assistant", "content": answer})
+        said: dict[str, Any] = {}
+        if self._user_turn < len(task.turns):  # type: ignore[union-attr]
+            follow: str | None = str(task.turns[self._user_turn].get("content", ""))  # type: ignore[union-attr]
+        else:
+            try:
+                follow = (self.user or ScriptedUser()).reply(task.user, list(self._dialogue))  # type: ignore[union-attr,arg-type]
+            except Exception as exc:  # a failing simulator ends the episode, not the run
+                said["user_error"] = f"{type(exc).__name__}: {exc}"
+                follow = None
+        if follow is None:
+            return None, said
+        self._answers.append(answer)
+        self._user_turn += 1
+        self._dialogue.append({"role": "user", "content": follow})
+        return follow, {**said, "user_turn": self._user_turn, "turn_answer": answer}
+
     def verify(self, answer: str, fields: dict[str, Any] | None = None) -> Verification:
         """Run the task's verifier on the episode so far (the env calls it at the end);
         ``fields``: the named answer values submitted with it."""
@@ -434,7 +470,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             [CallRecord(*call) for call in self._calls],
             task.instruction,
             dict(fields or {}),
-            [*self._answers, answer] if task.turns else [],
+            [*self._answers, answer] if task.turns or task.user else [],
         )
         return verifier.verify(episode)
 

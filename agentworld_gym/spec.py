@@ -94,11 +94,17 @@ class TaskSpec:
     to the last one. Answer checks with ``"turn": k`` read the answer to turn ``k`` (0 is
     the request's)."""
 
+    user: dict[str, Any] | None = None
+    """A simulated user's scenario (``{"instructions": ..., "max_turns": ...}`` and/or
+    ``{"script": [...]}``, see :mod:`agentworld_gym.users`): after the fixed ``turns``, each
+    answer of the agent gets the simulated user's reply, until it has nothing more to say."""
+
     def to_dict(self) -> dict[str, Any]:
-        """The ``tasks.json`` entry (``turns`` only when the task has follow-ups)."""
+        """The ``tasks.json`` entry (``turns`` and ``user`` only when the task has them)."""
         data = dataclasses.asdict(self)
-        if not data["turns"]:
-            del data["turns"]
+        for key in ("turns", "user"):
+            if not data[key]:
+                del data[key]
         return data
 
 

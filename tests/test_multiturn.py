@@ -98,3 +98,97 @@ def test_multi_turn_episodes_pass_check_env_and_repeat_by_seed() -> None:
         return [env.step("3")[0], env.step("Write docs")[0]]
 
     assert run() == run()
+
+
+# -- simulated users -------------------------------------------------------------------------
+def _simulated(scenario: dict) -> object:
+    spec = make_spec()
+    spec.tasks.append(
+        TaskSpec(
+            id="simulated",
+            instruction="Hi, I need help with one of my items.",
+            user=scenario,
+            verifier={
+                "type": "rubric",
+                "criteria": [
+                    {
+                        "text": "i1 is done",
+                        "check": {
+                            "type": "record",
+                            "collection": "items",
+                            "key": "i1",
+                            "path": "status",
+                            "equals": "done",
+                        },
+                    }
+                ],
+            },
+        )
+    )
+    return spec
+
+
+class FakeModel:
+    """A chat model that says its lines in order and records what it was shown."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines, self.seen = list(lines), []
+
+    def chat(self, messages, tools=None, **sampling):
+        self.seen.append((messages, sampling))
+        return {"role": "assistant", "content": self.lines.pop(0)}
+
+
+def test_a_scripted_user_replies_in_order_then_the_episode_ends() -> None:
+    script = {"script": ["The one called Write docs.", "Please mark it done."]}
+    env = AgentWorldEnv(_simulated(script), split="all")
+    env.reset(options={"task_id": "simulated"})
+    obs, *_ = env.step("Which item?")
+    assert obs == "The one called Write docs."
+    obs, *_ = env.step("What should I do with it?")
+    assert obs == "Please mark it done."
+    env.step(_call("set_status", item_id="i1", status="done"))
+    *_, terminated, _, info = env.step("Done.")
+    assert terminated and info["verification"]["success"]
+
+
+def test_a_model_plays_the_user_from_its_side_and_stops() -> None:
+    from agentworld_gym.users import STOP, LLMUser
+
+    model = FakeModel(["It is Write docs; please close it.", f"Thanks! {STOP}"])
+    scenario = {"instructions": "You are Ada; item i1 (Write docs) should be done."}
+    env = AgentWorldEnv(_simulated(scenario), split="all", user=LLMUser(model, seed=7))
+    env.reset(options={"task_id": "simulated"})
+    obs, *_ = env.step("Which item?")
+    assert obs == "It is Write docs; please close it."
+    shown, sampling = model.seen[0]
+    assert shown[0]["role"] == "system" and "You are Ada" in shown[0]["content"]
+    assert [m["role"] for m in shown[1:]] == ["assistant", "user"]  # flipped: the user's side
+    assert sampling["seed"] == 7 and sampling["temperature"] == 0.0
+    env.step(_call("set_status", item_id="i1", status="done"))
+    *_, terminated, _, info = env.step("Closed it.")
+    assert terminated and info["verification"]["success"]  # the model said STOP
+
+
+def test_a_failing_user_model_ends_the_episode_without_raising() -> None:
+    from agentworld_gym.users import LLMUser
+
+    class Broken:
+        def chat(self, *args, **kwargs):
+            raise TimeoutError("model server timed out")
+
+    env = AgentWorldEnv(_simulated({"instructions": "..."}), split="all", user=LLMUser(Broken()))
+    env.reset(options={"task_id": "simulated"})
+    *_, terminated, _, info = env.step("Which item?")
+    assert terminated and "timed out" in info["user_error"]
+    assert info["verification"]["reward"] == 0.0
+
+
+def test_a_simulated_user_task_without_a_simulator_is_a_config_error() -> None:
+    import pytest
+
+    from agentworld_gym.errors import ConfigError
+
+    env = AgentWorldEnv(_simulated({"instructions": "You are Ada."}), split="all")
+    with pytest.raises(ConfigError, match="simulated user"):
+        env.reset(options={"task_id": "simulated"})
