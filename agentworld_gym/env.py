@@ -167,6 +167,8 @@ class _Shared:
         self.fields: dict[str, list[str]] = {}
         """Task id → the answer fields its verifier declares (may be submitted structured)."""
         """Task id → whether its verifier has criteria only an LLM judge decides."""
+        self.budgets: dict[str, int] = {}
+        """Task id → its turn budget (``difficulty.max_turns``, else the spec's)."""
         clock = spec.runtime.clock.replace("Z", "+00:00")
         self.clock = dt.datetime.fromisoformat(clock)
 
@@ -258,11 +260,17 @@ class AgentWorldEnv(gym.Env[str, str]):
             self._task = self.spec_data.task(task_id)
         else:
             self._task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
-        self.max_turns = (
-            self._max_turns_arg
-            or self._task.difficulty.get("max_turns")
-            or self.spec_data.runtime.max_turns
-        )
+        user = self._task.user
+        if user and self.user is None and not user.get("script"):
+            raise ConfigError(
+                f"task {self._task.id!r} has a simulated user: pass user=... (for example "
+                "agentworld_gym.users.LLMUser(backend)) to the environment"
+            )
+        budget = self._shared.budgets.get(self._task.id)
+        if budget is None:
+            budget = self._task.difficulty.get("max_turns") or self.spec_data.runtime.max_turns
+            self._shared.budgets[self._task.id] = budget
+        self.max_turns = self._max_turns_arg or budget
         self._db = self._base.fork()
         toolbox = self._shared.toolbox
         if self._ctx is not None:
@@ -279,12 +287,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._turn = 0
         self._user_turn = 0
         self._answers = []
-        self._dialogue = [{"role": "user", "content": self._task.instruction}]
-        if self._task.user and self.user is None and not self._task.user.get("script"):
-            raise ConfigError(
-                f"task {self._task.id!r} has a simulated user: pass user=... (for example "
-                "agentworld_gym.users.LLMUser(backend)) to the environment"
-            )
+        self._dialogue = []  # the user-visible conversation, kept from the first answer on
         self._done = False
         info = {
             "env_id": self.spec_data.gym_id,
@@ -435,6 +438,8 @@ class AgentWorldEnv(gym.Env[str, str]):
         simulated user's reply; ``None``: the conversation is over) and what ``info`` says."""
         task = self._task
         answer = clean_text(answer)
+        if not self._dialogue:
+            self._dialogue.append({"role": "user", "content": task.instruction})  # type: ignore[union-attr]
         self._dialogue.append({"role": "assistant", "content": answer})
         said: dict[str, Any] = {}
         if self._user_turn < len(task.turns):  # type: ignore[union-attr]
