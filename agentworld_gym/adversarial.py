@@ -9,6 +9,8 @@ no work (must earn no success, reward < 0.3 on every task, ~0 on average)
     value seen.
 partial or greedy work (may keep partial credit as shaping, never success)
     ``dump`` — the gold chain's reads, then every value they returned as the answer;
+    ``work_dump`` — the whole gold chain, then every value it returned as the answer (on
+    tasks that ask for values: doing the work does not pay for listing everything seen);
     ``drop_write`` — the gold chain with one write left out (each in turn);
     ``alter_write`` — the gold chain with one write's value changed (each in turn).
 
@@ -39,7 +41,7 @@ from agentworld_gym.verifiers.answers import Expected, tokens
 from agentworld_gym.verifiers.checks import ANSWER_CHECKS, answer_expected, leaves
 
 NO_WORK = ("empty", "echo", "numbers", "random")
-PARTIAL = ("dump", "drop_write", "alter_write")
+PARTIAL = ("dump", "work_dump", "drop_write", "alter_write")
 ADVERSARIES = NO_WORK + PARTIAL
 VARIANTS = ("gold", "rephrased", "extra_read", "reordered")
 NO_WORK_MAX = 0.3
@@ -179,8 +181,11 @@ class Gate:
         add(self._attempt("numbers", task, [], NUMBERS))
         add(self._attempt("random", task, self._random_calls(rng), None))
         reads = [SKIP if c["name"] in self.writes else c for c in calls]
+        asked = _asked(task)
         if calls:
             add(self._attempt("dump", task, reads, None))
+        if calls and asked:
+            add(self._attempt("work_dump", task, calls, None))
         writes = [i for i, c in enumerate(calls) if c["name"] in self.writes]
         for i in writes:
             add(self._attempt("drop_write", task, [*calls[:i], SKIP, *calls[i + 1 :]], answer))
@@ -193,7 +198,6 @@ class Gate:
                 )
         reward, success, outputs, reason = self._episode(task, calls, answer)
         add(Attempt("gold", reward, success, reason))
-        asked = _asked(task)
         add(self._attempt("rephrased", task, calls, _rephrase(answer, asked)))
         first_read = next(
             (c for c in reads if c is not SKIP and not _refs(c.get("arguments"))), None

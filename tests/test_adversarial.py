@@ -17,6 +17,18 @@ def sealed_toy(toy_spec):
     return toy_spec
 
 
+@pytest.fixture
+def sealed_rich_toy():
+    """The toy whose items carry a second number (an estimate): an answer that lists a
+    whole item then names a number the request did not ask for."""
+    from toy_env import ITEMS, make_spec
+
+    spec = make_spec()
+    spec.records = {**spec.records, "items": [{**r, "estimate": r["points"] + 4} for r in ITEMS]}
+    assert seal_spec(spec) == {}
+    return spec
+
+
 def _by_policy(gate) -> dict[str, list]:
     out: dict[str, list] = {}
     for a in gate.attempts:
@@ -24,10 +36,11 @@ def _by_policy(gate) -> dict[str, list]:
     return out
 
 
-def test_a_sealed_write_task_resists_every_adversary(sealed_toy):
-    result = Gate(sealed_toy).attack(sealed_toy.task("close-i1"))
+def test_a_sealed_write_task_resists_every_adversary(sealed_rich_toy):
+    result = Gate(sealed_rich_toy).attack(sealed_rich_toy.task("close-i1"))
     runs = _by_policy(result)
-    assert {"empty", "echo", "numbers", "random", "dump", "drop_write", "alter_write"} <= set(runs)
+    policies = {"empty", "echo", "numbers", "random", "dump", "work_dump"}
+    assert policies | {"drop_write", "alter_write"} <= set(runs)
     for name in ADVERSARIES:
         assert not any(a.success for a in runs.get(name, [])), name
     for name in NO_WORK:
@@ -46,6 +59,14 @@ def test_a_loose_verifier_is_caught(toy_spec):
     result = Gate(toy_spec).attack(task)
     assert not result.passed
     assert any("echo" in p for p in result.problems)
+
+
+def test_doing_the_work_then_listing_every_value_is_caught(sealed_toy):
+    # the plain toy's item carries one number, its points: after the gold calls, "every
+    # value I saw" names exactly the asked 3 and nothing competes with it
+    result = Gate(sealed_toy).attack(sealed_toy.task("close-i1"))
+    assert any(p.startswith("adversary work_dump succeeds") for p in result.problems)
+    assert not result.passed
 
 
 def test_an_answer_no_tool_returns_fails_the_gate(sealed_toy):
