@@ -28,7 +28,7 @@ from typing import Any
 
 from agentworld_gym.semantics import Meaning, meaning
 from agentworld_gym.synthesis.tasks.model import EnvModel, ToolModel, humanize, scalar
-from agentworld_gym.synthesis.tasks.request.render import plural, quote
+from agentworld_gym.synthesis.tasks.request.render import plural, quote, series
 from agentworld_gym.synthesis.tasks.sample.programs import Caller, Caps
 
 MAX_ITEMS = 6
@@ -80,21 +80,6 @@ def pick(rng: random.Random, options: list[str]) -> str:
     """One phrasing of an intent, by the task's rng (empty options are skipped)."""
     live = [o for o in options if o]
     return rng.choice(live)
-
-
-def cap(text: str) -> str:
-    """``text`` with its first letter upper-case (quotes and the rest left alone)."""
-    for i, ch in enumerate(text):
-        if ch.isalpha():
-            return text[:i] + ch.upper() + text[i + 1 :]
-    return text
-
-
-def series(items: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def label_of(name: str) -> str:

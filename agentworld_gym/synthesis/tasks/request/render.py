@@ -35,6 +35,21 @@ def quote(value: Any) -> str:
     return str(value)
 
 
+def cap(text: str) -> str:
+    """``text`` with its first letter upper-case (quotes and the rest left alone)."""
+    for i, ch in enumerate(text):
+        if ch.isalpha():
+            return text[:i] + ch.upper() + text[i + 1 :]
+    return text
+
+
+def series(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def ordinal(i: int) -> str:
     names = (
         "first",

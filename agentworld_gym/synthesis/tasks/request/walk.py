@@ -35,7 +35,7 @@ from agentworld_gym.synthesis.tasks.model import (
     singular,
     words,
 )
-from agentworld_gym.synthesis.tasks.request.render import ordinal, plural, quote
+from agentworld_gym.synthesis.tasks.request.render import cap, ordinal, plural, quote, series
 from agentworld_gym.synthesis.tasks.sample.walk import Source, Step
 from agentworld_gym.synthesis.tasks.values import get_path
 
@@ -86,10 +86,6 @@ def field_label(name: str) -> str:
     return _LABELS.get(text, text)
 
 
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
 def _strip_id(name: str) -> str:
     w = words(name)
     if len(w) > 1 and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids"):
@@ -100,12 +96,6 @@ def _strip_id(name: str) -> str:
 def _a(noun: str) -> str:
     """``noun`` with its indefinite article (``an order``, ``a user``)."""
     return ("an " if noun[:1].lower() in "aeio" else "a ") + noun
-
-
-def _and(items: list[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 class GoalWriter:
@@ -235,7 +225,7 @@ class GoalWriter:
             and not (found and s.kind != "ref" and _holds(outputs[key[1].step], s.value))
         ]
         if scopes:
-            text += " in " + _and(scopes)
+            text += " in " + series(scopes)
         return text
 
     def _parent(
@@ -263,10 +253,10 @@ class GoalWriter:
                 filters.append(f"{humanize(p.field or n)} {value}")
             elif p.role == SEARCH and s.kind == "given":
                 filters.append(f"matching {quote(s.value)}")
-        text = (" in " + _and(scopes)) if scopes else ""
+        text = (" in " + series(scopes)) if scopes else ""
         plain = [f for f in filters if not f.startswith("matching")]
         if plain:
-            text += " with " + _and(plain)
+            text += " with " + series(plain)
         text += "".join(" " + f for f in filters if f.startswith("matching"))
         return text
 
@@ -352,11 +342,11 @@ class GoalWriter:
         op = m.op if m.op in ("create", "update", "delete", "action") else tool.op
         if op == "create":
             where = self._create_scope(step, steps, outputs)
-            with_ = (" with " + _and(values)) if values else ""
+            with_ = (" with " + series(values)) if values else ""
             verb = m.verb if m.verb not in ("create", "add", "") else ""
             options = (
                 [
-                    f"{_cap(verb)} {_a(noun)}{where}{with_}.",
+                    f"{cap(verb)} {_a(noun)}{where}{with_}.",
                     f"Please {verb} {_a(noun)}{where}{with_}.",
                 ]
                 if verb
@@ -373,13 +363,13 @@ class GoalWriter:
         if op == "delete":
             options = [f"Delete {ref}.", f"Please remove {ref}.", f"Remove {ref} for good."]
             if ref != "it":
-                options.append(f"{_cap(ref)} is no longer needed; delete it.")
+                options.append(f"{cap(ref)} is no longer needed; delete it.")
             return rng.choice(options), target
         if op == "action":
             verb = m.verb or "process"
-            with_ = (" with " + _and(values)) if values else ""
+            with_ = (" with " + series(values)) if values else ""
             options = [
-                f"{_cap(verb)} {ref}{with_}.",
+                f"{cap(verb)} {ref}{with_}.",
                 f"Please {verb} {ref}{with_}.",
                 f"Could you {verb} {ref}{with_}?",
             ]
@@ -394,9 +384,9 @@ class GoalWriter:
             return rng.choice(options), target
         if ref == "it":
             options = [
-                f"Set its {_and(sets)}.",
-                f"Change its {_and(sets)}.",
-                f"Update it so that its {_and([f'{lab} is {quote(v)}' for lab, v in fields])}.",
+                f"Set its {series(sets)}.",
+                f"Change its {series(sets)}.",
+                f"Update it so that its {series([f'{lab} is {quote(v)}' for lab, v in fields])}.",
             ]
         else:
             first, *rest = fields
@@ -405,9 +395,9 @@ class GoalWriter:
                 f"Set the {first[0]} of {ref} to {quote(first[1])}{more}.",
                 f"Change the {first[0]} of {ref} to {quote(first[1])}{more}.",
                 f"Update {ref} so that its "
-                + _and([f"{lab} is {quote(v)}" for lab, v in fields])
+                + series([f"{lab} is {quote(v)}" for lab, v in fields])
                 + ".",
-                f"Please update {ref}: set its {_and(sets)}.",
+                f"Please update {ref}: set its {series(sets)}.",
             ]
         return rng.choice(options), target
 
@@ -433,8 +423,8 @@ class GoalWriter:
             else:
                 labels = [_strip_id(tool.params[n].field or n) for n in names]
                 which = self.record(j, prefix, steps, outputs, 1, None)
-                same.append(f" with the same {_and(labels)} as {which}")
-        return ((" in " + _and(scopes)) if scopes else "") + "".join(same)
+                same.append(f" with the same {series(labels)} as {which}")
+        return ((" in " + series(scopes)) if scopes else "") + "".join(same)
 
     def _ask(
         self,

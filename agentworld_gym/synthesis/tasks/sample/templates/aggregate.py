@@ -12,8 +12,8 @@ from typing import Any
 
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
 from agentworld_gym.synthesis.tasks.request import program as say
-from agentworld_gym.synthesis.tasks.request.program import Verbs, cap, pick
-from agentworld_gym.synthesis.tasks.request.render import plural, quote
+from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
+from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote, series
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Answer,
     Caller,
@@ -340,7 +340,7 @@ def children_agg(
         listers = list({id(t): t for _, t in named if t is not None}.values())
     if say.too_long(len(keys) + len(listers), 1 + len(listers), len(keys)):
         return None
-    ref = say.Ref(say.series([text for text, _ in named]), listers)
+    ref = say.Ref(series([text for text, _ in named]), listers)
     schema = tool.params[arg].schema
     rows = [r for k in keys for r in groups[k]]
     for k in keys:

@@ -12,8 +12,8 @@ from typing import Any
 
 from agentworld_gym.synthesis.tasks.model import EnvModel
 from agentworld_gym.synthesis.tasks.request import program as say
-from agentworld_gym.synthesis.tasks.request.program import Verbs, cap, pick
-from agentworld_gym.synthesis.tasks.request.render import plural, quote
+from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
+from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Answer,
     Caller,

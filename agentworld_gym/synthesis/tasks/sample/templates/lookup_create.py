@@ -16,8 +16,8 @@ from typing import Any
 
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
 from agentworld_gym.synthesis.tasks.request import program as say
-from agentworld_gym.synthesis.tasks.request.program import Verbs, cap, pick
-from agentworld_gym.synthesis.tasks.request.render import quote
+from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
+from agentworld_gym.synthesis.tasks.request.render import cap, quote, series
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Answer,
     Caller,
@@ -380,7 +380,7 @@ def create_batch(
             caller(caps.maker, args)
         return Answer(f"{count}.", count)
 
-    nouns, items = noun_of(coll, 2), _series(batch.items)
+    nouns, items = noun_of(coll, 2), series(batch.items)
     each = f", each with {shared}" if shared else ""
     make = verbs.word(caps.maker, rng, "create")
     request = pick(
@@ -410,10 +410,6 @@ def create_batch(
 def _told(caps: Caps, values: dict[str, Any]) -> list[str]:
     tool = caps.maker
     return [f"{field_name(tool.params[k].field or k)} {quote(v)}" for k, v in values.items()]
-
-
-def _series(items: list[str]) -> str:
-    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else items[0]
 
 
 def create_chain(
@@ -484,7 +480,7 @@ def create_chain(
     pnew = f"{say.a(pcoll.noun)} with {parent.label} {parent.items[0]}" + (
         f" ({parent.shared})" if parent.shared else ""
     )
-    kids_text = f"{nouns} with {kids.label} {_series(kids.items)}" + (
+    kids_text = f"{nouns} with {kids.label} {series(kids.items)}" + (
         f" ({kshared})" if kshared else ""
     )
     request = pick(
