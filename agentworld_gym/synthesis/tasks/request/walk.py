@@ -38,6 +38,7 @@ from agentworld_gym.synthesis.tasks.model import (
 from agentworld_gym.synthesis.tasks.request.render import cap, ordinal, plural, quote, series
 from agentworld_gym.synthesis.tasks.sample.walk import Source, Step
 from agentworld_gym.synthesis.tasks.values import get_path
+from agentworld_gym.verifiers.checks import leaves
 
 __all__ = ["Fact", "GoalWriter"]
 
@@ -491,6 +492,4 @@ def _flag(fields: list[tuple[str, Any]]) -> str | None:
 def _holds(output: Any, value: Any) -> bool:
     """Whether ``value`` is one of the scalars in ``output`` (a parent the found record
     already names)."""
-    from agentworld_gym.verifiers.checks import leaves
-
     return any(v == value for v in leaves(output) if not isinstance(v, bool))
