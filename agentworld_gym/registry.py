@@ -18,6 +18,7 @@ import difflib
 import gc
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,8 @@ class IndexEntry:
 
 _ENTRIES: dict[str, IndexEntry] = {}
 _SPECS: dict[str, EnvSpec] = {}
+_EXTERNAL: dict[str, tuple[IndexEntry, Callable[[], EnvSpec]]] = {}
+"""Held-out environments built in memory (imported benchmarks): gym id → (entry, loader)."""
 
 
 def default_roots() -> list[Path]:
@@ -155,19 +158,52 @@ def register_catalog(root: str | Path, *, replace: bool = False) -> list[str]:
 def register_all() -> None:
     for root in default_roots():
         register_catalog(root)
+    from agentworld_gym import benchmarks_ext
+
+    benchmarks_ext.register_all()
+
+
+def register_external(
+    entry: IndexEntry, loader: Callable[[], EnvSpec], entry_point: str | None = None
+) -> str:
+    """Register a held-out environment whose spec is built in memory on first use.
+
+    Imported benchmarks (BFCL, τ²-bench) register this way: ``gym.make``, :func:`resolve`
+    and :func:`load_spec` find them, but :func:`list_envs` does not list them, so a pool of
+    "every environment" never trains on a benchmark. Returns the Gymnasium id.
+
+    Args:
+        entry: the environment's id, version, name, taxonomy and counts (``root``/``path``
+            unused).
+        loader: builds the :class:`EnvSpec` (called once, on the first ``load_spec``).
+        entry_point: Gymnasium entry point, ``"module:function"`` called as
+            ``function(env_id=..., **kwargs)`` (default: :func:`make_env`).
+    """
+    gym_id = entry.gym_id
+    _EXTERNAL[gym_id] = (entry, loader)
+    _SPECS.pop(gym_id, None)
+    if gym_id not in gym.registry:
+        gym.register(
+            id=gym_id,
+            entry_point=entry_point or "agentworld_gym.registry:make_env",
+            kwargs={"env_id": gym_id},
+            disable_env_checker=True,
+        )
+    return gym_id
 
 
 def resolve(name: str) -> IndexEntry:
     """An entry by Gymnasium id (``AgentWorld/notion-v0``), ``notion-v0`` or ``notion``."""
-    if name in _ENTRIES:
-        return _ENTRIES[name]
+    entries = {**_ENTRIES, **{k: v[0] for k, v in _EXTERNAL.items()}}
+    if name in entries:
+        return entries[name]
     full = name if name.startswith(f"{NAMESPACE}/") else f"{NAMESPACE}/{name}"
-    if full in _ENTRIES:
-        return _ENTRIES[full]
-    versions = [e for e in _ENTRIES.values() if e.id == name]
+    if full in entries:
+        return entries[full]
+    versions = [e for e in entries.values() if e.id == name]
     if versions:
         return max(versions, key=lambda e: e.version)
-    known = sorted({e.id for e in _ENTRIES.values()})
+    known = sorted({e.id for e in entries.values()})
     close = difflib.get_close_matches(name.split("/")[-1].split("-v")[0], known, n=3)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     raise RegistrationError(f"unknown environment {name!r}.{hint}")
@@ -185,7 +221,9 @@ def load_spec(name: str) -> EnvSpec:
     entry = resolve(name)
     spec = _SPECS.get(entry.gym_id)
     if spec is None:
-        spec = _SPECS[entry.gym_id] = EnvSpec.load(entry.folder)
+        external = _EXTERNAL.get(entry.gym_id)
+        spec = external[1]() if external else EnvSpec.load(entry.folder)
+        _SPECS[entry.gym_id] = spec
         gc.freeze()
     return spec
 
@@ -198,7 +236,8 @@ def make_env(env_id: str, **kwargs: Any):
 
 
 def list_envs(category: str | None = None) -> list[IndexEntry]:
-    """Registered environments, optionally those whose L1 category contains ``category``."""
+    """Registered catalog environments, optionally those whose L1 category contains
+    ``category`` (held-out benchmarks, :func:`register_external`, are not listed)."""
     entries = sorted(_ENTRIES.values(), key=lambda e: (e.id, e.version))
     if category:
         needle = category.casefold()

@@ -1,0 +1,190 @@
+"""Evaluation suites: named sets of held-out environments, reported per category with a CI.
+
+A suite (``bfcl-multi-turn``, ``bfcl-multi-turn-base``, ``tau2-retail``, ...) names the
+environments to evaluate and the category each one reports under. ``agentworld eval --suite
+NAME`` and the ``eval.suite`` setting of ``experiments/train.py`` run one. A benchmark adds
+its suites by calling :func:`register_suite` from its module's ``register()`` (see
+:mod:`agentworld_gym.benchmarks_ext`)::
+
+    from agentworld_gym.suites import register_suite
+
+    def register() -> None:
+        register_suite(
+            "tau2-retail",
+            {"AgentWorld/tau2-retail-v0": "retail"},
+            description="τ²-bench retail domain",
+            requires=None if tau2_available() else "run agentworld import-tau2 PATH first",
+        )
+
+Results are success rates with a 95% Wilson score interval (:func:`wilson_interval`), which
+stays inside [0, 1] and is honest for the small counts a ``--limit`` run has.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentworld_gym.errors import ConfigError
+
+__all__ = [
+    "Suite",
+    "format_suite_table",
+    "get_suite",
+    "list_suites",
+    "register_suite",
+    "suite_rows",
+    "wilson_interval",
+]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named set of environments evaluated together."""
+
+    name: str
+    envs: dict[str, str]
+    """Gymnasium id → the category its tasks report under (``base``, ``miss_func``, ...)."""
+    description: str = ""
+    split: str = "all"
+    """Which tasks of each environment (benchmarks are held out whole: ``all``)."""
+    requires: str | None = None
+    """Why the suite cannot run here and how to fix it (``None``: it can)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` with :attr:`requires` when the suite cannot run."""
+        if self.requires:
+            raise ConfigError(f"suite {self.name!r} is not available: {self.requires}")
+
+
+_SUITES: dict[str, Suite] = {}
+
+
+def register_suite(
+    name: str,
+    envs: Mapping[str, str] | Iterable[str],
+    *,
+    description: str = "",
+    split: str = "all",
+    requires: str | None = None,
+    **meta: Any,
+) -> Suite:
+    """Register (or replace) an evaluation suite; the one function a benchmark module calls.
+
+    Args:
+        name: what users type (``agentworld eval --suite NAME``).
+        envs: Gymnasium ids, or a mapping of each id to its category in result tables
+            (default: the id without namespace and version).
+        description: one line for ``--suite`` listings.
+        split: the tasks of each environment to run (``all`` for a held-out benchmark).
+        requires: ``None`` when the suite can run; otherwise what is missing and how to get
+            it (shown instead of running).
+    """
+    if not isinstance(envs, Mapping):
+        envs = {e: e.split("/")[-1].rsplit("-v", 1)[0] for e in envs}
+    suite = Suite(name, dict(envs), description, split, requires, dict(meta))
+    _SUITES[name] = suite
+    return suite
+
+
+def list_suites() -> list[Suite]:
+    """Every registered suite, by name."""
+    return [_SUITES[k] for k in sorted(_SUITES)]
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called ``name`` (an unknown name answers with the closest ones)."""
+    suite = _SUITES.get(name)
+    if suite is None:
+        close = difflib.get_close_matches(name, list(_SUITES), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        known = ", ".join(sorted(_SUITES)) or "none"
+        raise ConfigError(f"unknown suite {name!r}.{hint} Known suites: {known}")
+    return suite
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a success rate (95% for ``z=1.96``).
+
+    >>> lo, hi = wilson_interval(8, 10)
+    >>> round(lo, 3), round(hi, 3)
+    (0.49, 0.943)
+    >>> wilson_interval(0, 0)
+    (0.0, 1.0)
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class SuiteRow:
+    """One category's results (or ``all``)."""
+
+    category: str
+    tasks: int = 0
+    successes: int = 0
+    errors: int = 0
+
+    @property
+    def success_rate(self) -> float:
+        return self.successes / self.tasks if self.tasks else 0.0
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return wilson_interval(self.successes, self.tasks)
+
+    def to_json(self) -> dict[str, Any]:
+        lo, hi = self.ci95
+        return {
+            "category": self.category,
+            "tasks": self.tasks,
+            "success_rate": self.success_rate,
+            "ci95": [lo, hi],
+            "errors": self.errors,
+        }
+
+
+def suite_rows(suite: Suite, results: Iterable[Any]) -> list[SuiteRow]:
+    """Rows per category (in the suite's order), then ``all``.
+
+    ``results``: anything with ``env_id``, ``success`` and ``error`` attributes (the
+    :class:`~agentworld_gym.integrations.rollout.Trajectory` of an eval run); an episode
+    that errored counts as a failure, and in ``errors``.
+    """
+    rows = {category: SuiteRow(category) for category in dict.fromkeys(suite.envs.values())}
+    total = SuiteRow("all")
+    for r in results:
+        category = suite.envs.get(r.env_id)
+        if category is None:
+            continue
+        for row in (rows[category], total):
+            row.tasks += 1
+            row.successes += int(bool(r.success))
+            row.errors += int(getattr(r, "error", None) is not None)
+    return [*rows.values(), total]
+
+
+def format_suite_table(suite: Suite, results: Iterable[Any]) -> str:
+    """A plain-text table: category, tasks, success rate, its 95% Wilson interval, errors."""
+    rows = suite_rows(suite, results)
+    width = max([len(r.category) for r in rows] + [12])
+    lines = [
+        f"suite {suite.name}",
+        f"{'category':<{width}} {'tasks':>6} {'success':>8} {'95% CI':>15} {'errors':>6}",
+    ]
+    for r in rows:
+        lo, hi = r.ci95
+        ci = f"[{lo:5.1%}, {hi:5.1%}]" if r.tasks else "-"
+        lines.append(
+            f"{r.category:<{width}} {r.tasks:>6} {r.success_rate:>8.1%} {ci:>15} {r.errors:>6}"
+        )
+    return "\n".join(lines)
