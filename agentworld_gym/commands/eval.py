@@ -10,6 +10,7 @@ from pathlib import Path
 from agentworld_gym.integrations.openai_eval import evaluate, format_table, select_tasks
 from agentworld_gym.integrations.rollout import Trajectory, backend_policy
 from agentworld_gym.llm import LLMConfig, make_backend
+from agentworld_gym.suites import format_suite_table, get_suite, list_suites
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,11 +28,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument(
-        "--base-url", required=True, help="server root with /v1, e.g. http://localhost:8000/v1"
+        "--base-url", help="server root with /v1, e.g. http://localhost:8000/v1 (required)"
     )
-    p.add_argument("--model", required=True, help="model name as the server knows it")
+    p.add_argument("--model", help="model name as the server knows it (required)")
     p.add_argument("--api-key", help="bearer token (default: $OPENAI_API_KEY, else EMPTY)")
     p.add_argument("--envs", default="all", help="comma-separated environments, or 'all'")
+    p.add_argument(
+        "--suite",
+        help=(
+            "a held-out benchmark suite instead of --envs (bfcl-multi-turn, "
+            "bfcl-multi-turn-base, ...; 'list' lists them); adds a per-category table with "
+            "task counts and 95%% Wilson intervals"
+        ),
+    )
     p.add_argument("--split", default="test", help="train, test or all (default: test)")
     p.add_argument("--limit", type=int, help="at most this many tasks per environment")
     p.add_argument("--concurrency", type=int, default=8, help="episodes in flight (threads)")
@@ -51,10 +60,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    envs = [e.strip() for e in args.envs.split(",") if e.strip()]
-    refs = select_tasks(envs, args.split, args.limit)
+    suite = None
+    if args.suite == "list":
+        for known in list_suites():
+            state = f"  (unavailable: {known.requires})" if known.requires else ""
+            print(f"{known.name:<32} {known.description}{state}")
+        return 0
+    missing = [flag for flag in ("base_url", "model") if not getattr(args, flag)]
+    if missing:
+        flags = " and ".join("--" + m.replace("_", "-") for m in missing)
+        print(f"agentworld eval: error: {flags} required", file=sys.stderr)
+        return 2
+    if args.suite:
+        suite = get_suite(args.suite)
+        suite.check()
+        refs = select_tasks(list(suite.envs), suite.split, args.limit)
+    else:
+        envs = [e.strip() for e in args.envs.split(",") if e.strip()]
+        refs = select_tasks(envs, args.split, args.limit)
     if not refs:
-        print(f"no {args.split!r} tasks in {args.envs}", file=sys.stderr)
+        print(f"no {args.split!r} tasks in {args.suite or args.envs}", file=sys.stderr)
         return 1
     config = LLMConfig(
         model=args.model,
@@ -87,6 +112,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         resume=args.resume,
     )
     print(format_table(report.rows))
+    if suite is not None:
+        print()
+        print(format_suite_table(suite, report.trajectories))
     ran = len(report.trajectories) - report.resumed
     errors = sum(t.error is not None for t in report.trajectories)
     tokens = getattr(backend, "completion_tokens", 0)

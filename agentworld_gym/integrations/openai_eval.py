@@ -23,14 +23,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import gymnasium as gym
 import orjson
 
 from agentworld_gym.env import AgentWorldEnv
 from agentworld_gym.integrations.rollout import Policy, TaskRef, Trajectory, run_with_retries
 from agentworld_gym.registry import list_envs, load_spec, resolve
+from agentworld_gym.spec import EnvSpec
 
 PolicyFactory = Callable[[str], Policy]
 """``factory(env_id) -> policy``; called once per environment (policies may be per env)."""
+
+
+def make_env(env_id: str, spec: EnvSpec, max_turns: int | None) -> AgentWorldEnv:
+    """An env over every task of ``env_id``: its registered entry point when it has its own
+    (held-out benchmarks such as BFCL), else a plain :class:`AgentWorldEnv` on ``spec``."""
+    entry_point = gym.spec(env_id).entry_point if env_id in gym.registry else None
+    if entry_point in (None, "agentworld_gym.registry:make_env"):
+        return AgentWorldEnv(spec, split="all", max_turns=max_turns)
+    return gym.make(env_id, split="all", max_turns=max_turns).unwrapped
 
 
 def select_tasks(
@@ -206,7 +217,7 @@ def evaluate(
     def run(ref: TaskRef) -> Trajectory:
         spec = load_spec(ref.env_id)
         trajectory = run_with_retries(
-            lambda: AgentWorldEnv(spec, split="all", max_turns=max_turns),
+            lambda: make_env(ref.env_id, spec, max_turns),
             ref,
             policies[ref.env_id],
             retries=retries,

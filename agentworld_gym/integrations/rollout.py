@@ -123,6 +123,7 @@ def run_episode(
         action = policy(info["messages"], tools)
         trajectory.actions.append(action)
         _, reward, terminated, truncated, info = env.step(action)
+        tools = info.get("tools", tools)  # a step may list more tools (BFCL's miss_func)
         trajectory.turns += 1
         trajectory.tool_results.append(list(info["tool_results"]))
     trajectory.reward = float(reward)
