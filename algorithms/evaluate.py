@@ -9,6 +9,7 @@ episodes through :func:`~algorithms.grpo.rollout.run_episodes`; any other
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from agentworld_gym.integrations.rollout import backend_policy, run_episode
+from agentworld_gym.suites import get_suite, wilson_interval
 from algorithms.grpo.rollout import INVALID_CALL_ERRORS, RolloutConfig, Trajectory, run_episodes
-from algorithms.pool import TaskPool, TaskRef
+from algorithms.pool import EnvPoolConfig, TaskPool, TaskRef
 
 
 @dataclass
@@ -47,6 +49,11 @@ class EvalConfig:
     """Evaluate the trained model."""
     seed: int = 1234
     """Seeds episodes and sampling."""
+    suite: str | None = None
+    """A registered evaluation suite (``bfcl-multi-turn``, ``bfcl-multi-turn-base``, ...;
+    ``agentworld eval --suite list``) to evaluate on instead of the pool's ``split``: a
+    held-out benchmark the run never trains on, reported per suite category (with 95%
+    Wilson intervals). Its episodes are long: raise ``max_turns`` (BFCL: 100 or more)."""
 
 
 @dataclass
@@ -89,11 +96,32 @@ def select_tasks(pool: TaskPool, config: EvalConfig) -> list[TaskRef]:
     return chosen
 
 
+def suite_pool(name: str) -> TaskPool:
+    """A pool over a registered suite's environments, its categories the suite's."""
+    suite = get_suite(name)
+    suite.check()
+    pool = TaskPool(EnvPoolConfig(envs=list(suite.envs)))
+    pool.categories = dict(suite.envs)
+    return pool
+
+
 def evaluate(model: Any, pool: TaskPool, config: EvalConfig) -> tuple[EvalResult, list]:
     """Evaluate a token generator (has ``generate`` and ``chat_format``) or a chat backend.
 
+    With ``config.suite`` the episodes come from that suite, not from ``pool``.
     Returns ``(result, trajectories)``.
     """
+    if config.suite:
+        held_out = suite_pool(config.suite)
+        plain = dataclasses.replace(config, suite=None, split=get_suite(config.suite).split)
+        try:
+            return _evaluate_pool(model, held_out, plain)
+        finally:
+            held_out.close()
+    return _evaluate_pool(model, pool, config)
+
+
+def _evaluate_pool(model: Any, pool: TaskPool, config: EvalConfig) -> tuple[EvalResult, list]:
     tasks = [t for t in select_tasks(pool, config) for _ in range(config.episodes_per_task)]
     if hasattr(model, "generate") and hasattr(model, "chat_format"):
         rollout = RolloutConfig(
@@ -126,10 +154,14 @@ def summarise(trajs: list[Trajectory], pool: TaskPool) -> EvalResult:
         per_task[f"{t.task.env_id}:{t.task.task_id}"].append(t.reward)
 
     def stats(items: list[Trajectory]) -> dict[str, float]:
+        successes = sum(t.success for t in items)
+        low, high = wilson_interval(successes, len(items))
         return {
-            "success": sum(t.success for t in items) / len(items),
+            "success": successes / len(items),
             "mean_reward": sum(t.reward for t in items) / len(items),
             "episodes": float(len(items)),
+            "success_ci95_low": low,
+            "success_ci95_high": high,
         }
 
     calls = sum(t.tool_calls for t in trajs)

@@ -290,3 +290,21 @@ def test_eval_suite_cli_prints_per_category_table(tmp_path, capsys):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_a_suite_is_the_held_out_pool_of_training_evaluation():
+    pytest.importorskip("torch")
+    from agentworld_gym.benchmarks_ext.bfcl.replay import BFCLGoldPolicy
+    from algorithms.evaluate import EvalConfig, evaluate
+
+    class Backend:  # a chat backend that plays the ground truth
+        policy = BFCLGoldPolicy("base")
+
+        def chat(self, messages, tools=None, **sampling):
+            return self.policy(messages, tools)
+
+    config = EvalConfig(suite="bfcl-multi-turn-base", max_tasks=4, max_turns=60, batch_size=2)
+    result, trajs = evaluate(Backend(), None, config)  # type: ignore[arg-type]
+    assert result.episodes == 4 and result.success == 1.0
+    assert set(result.per_category) == {"base"}
+    assert result.per_category["base"]["success_ci95_low"] > 0.4
