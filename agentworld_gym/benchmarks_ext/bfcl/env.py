@@ -346,6 +346,7 @@ def make_env(env_id: str, **kwargs: Any) -> BFCLEnv:
 
 
 def episode_state(env: Any) -> dict[str, dict[str, Any]]:
-    """The public attributes of each instance (what BFCL's state checker compares)."""
+    """A copy of the public attributes of each instance (what BFCL's state checker compares)."""
     instances = env.unwrapped.episode.instances
-    return {name: _public(vars(obj)) for name, obj in instances.items()}
+    with _LOCK:
+        return {name: copy.deepcopy(_public(vars(obj))) for name, obj in instances.items()}
