@@ -15,6 +15,7 @@ import gymnasium as gym
 import pytest
 
 pytest.importorskip("bfcl_eval")
+pytest.importorskip("mpmath")
 
 from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils  # noqa: E402
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import (  # noqa: E402

@@ -10,7 +10,7 @@ and the suites ``bfcl-multi-turn`` (all four) and ``bfcl-multi-turn-<category>``
 the ``bfcl-eval`` package, whose pins (numpy, vllm, ...) conflict with ours; its data, API
 classes and checker need none of them, so install it without dependencies::
 
-    pip install --no-deps bfcl-eval==2026.3.23
+    pip install --no-deps bfcl-eval==2026.3.23 mpmath==1.3.0
 
 (``make setup`` does). Without it nothing is registered and ``import agentworld_gym`` is
 unaffected. See :mod:`agentworld_gym.benchmarks_ext.bfcl.env` for how an episode maps onto
@@ -34,15 +34,16 @@ CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
 
 INSTALL_HINT = (
     "install bfcl-eval without its pinned dependencies: "
-    f"pip install --no-deps bfcl-eval=={BFCL_VERSION}"
+    f"pip install --no-deps bfcl-eval=={BFCL_VERSION} mpmath==1.3.0"
 )
 
 TASKS_PER_CATEGORY = 200
 
 
 def available() -> bool:
-    """Whether ``bfcl-eval`` is installed (checked without importing it)."""
-    return importlib.util.find_spec("bfcl_eval") is not None
+    """Whether ``bfcl-eval`` and the one dependency its classes use (``mpmath``, for
+    MathAPI) are installed, checked without importing them."""
+    return all(importlib.util.find_spec(name) is not None for name in ("bfcl_eval", "mpmath"))
 
 
 def slug(category: str) -> str:
