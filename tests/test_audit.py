@@ -262,3 +262,27 @@ def test_same_field_written_twice(env: A.EnvFacts) -> None:
         ],
     )
     assert not A.overwritten_writes(two_records, env)
+
+
+def test_unreadable_names_what_a_reader_stumbles_on() -> None:
+    assert A.unreadable('Tell me the type of the dnse "web-1".') == "unknown word 'dnse'"
+    assert A.unreadable('Tell me the type of the webhook "web-1".') is None
+    assert A.unreadable("How many invoices were processed?") is None
+    assert A.unreadable('Update it in parent parent "payments-eu".') == (
+        "a word written twice in a row"
+    )
+    assert A.unreadable("Please add 3 put resource policies.") == "an operation name as the noun"
+    assert A.unreadable('Create the user "Ada" again, this time with role "admin".') == (
+        "a write worded as a second create"
+    )
+    assert A.unreadable('Rename the cluster "Public-key full-range strategy".') == (
+        "a slogan as a value"
+    )
+    ids = ", ".join(f'"ord_{k}0e7ed5270"' for k in range(4))
+    assert A.unreadable(f"Delete the orders {ids}.") == "more than three ids"
+    assert A.unreadable(f"Delete the orders {ids[: ids.rindex(',')]}.") is None
+    assert A.unreadable("What is the name of the second order in the order list?") == (
+        "record picked by its place in a list"
+    )
+    # the environment's own terms are words too
+    assert A.unreadable('Tell me the sku of the serverfarm "plan-1".', {"serverfarm"}) is None

@@ -343,3 +343,46 @@ def test_long_tasks_get_a_turn_budget_to_recover(tracker):
         ]
         == 3
     )
+
+
+def test_requests_read_as_one_goal_in_words_people_know(tracker):
+    from agentworld_gym.synthesis import audit
+    from agentworld_gym.synthesis.words import prose_words
+
+    words = prose_words(tracker)
+    for task in tracker.tasks:
+        assert audit.unreadable(task.instruction, words) is None, task.instruction
+        assert "again, this time" not in task.instruction
+
+
+def test_no_walk_writes_one_field_of_one_record_twice():
+    from agentworld_gym.synthesis.tasks.sample.walk import _written
+
+    spec = make_op_env()
+    model = build_model(spec)
+    cfg = WalkConfig(min_length=4, max_length=8, max_writes=6)
+    walker = Walker(model, ToolGraph(model), Runner(spec), cfg)
+    for k in range(20):
+        w = walker.walk(random.Random(k), f"w{k}", 8)
+        seen: set = set()
+        for i, step in enumerate(w.steps):
+            marks = _written(type(w)(steps=[step]))
+            assert not marks & seen, (k, i, step.args)
+            seen |= marks
+
+
+def test_a_nameless_listed_record_is_named_by_its_key_not_its_place():
+    from agentworld_gym.synthesis.tasks.request.walk import GoalWriter
+    from agentworld_gym.synthesis.tasks.sample.walk import Source, Step
+
+    model = build_model(make_op_env())
+    rows = [{"id": f"t0{i}", "status": "open"} for i in range(4)]  # no title: no name
+    listing = Step(model.tools["listTasks"], {}, {}, record_path="2")
+    get = Step(
+        model.tools["getTask"],
+        {"taskId": "$0.2.id"},
+        {"taskId": Source("ref", 0, "2.id", "tasks", "id", "t02")},
+    )
+    writer = GoalWriter(model)
+    assert writer.target(get, [listing, get], [rows, rows[2]], "task") == 'the task "t02"'
+    assert not writer.problems

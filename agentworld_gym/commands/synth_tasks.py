@@ -50,8 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--long-share",
         type=float,
-        default=0.25,
-        help="share of long-horizon tasks (>= 8 chained calls over >= 3 tools)",
+        default=0.35,
+        help="share of long-horizon tasks wanted (>= 8 chained calls over >= 3 tools; most "
+        "environments afford fewer, and the rest of the quota goes to ordinary tasks)",
     )
     p.add_argument("--test-share", type=float, default=0.2)
     p.add_argument("--walk-length", type=int, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))

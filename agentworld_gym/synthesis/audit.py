@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from agentworld_gym.semantics import Meaning, meaning
+from agentworld_gym.synthesis.fields import is_slogan
 from agentworld_gym.verifiers.checks import leaves
 
 # -- request text ----------------------------------------------------------------------------
@@ -489,6 +490,64 @@ def deep_relation(request: str, depth: int = 3) -> bool:
     """Whether a sentence names a record through ``depth`` or more "of the" relations ("the
     extra in the rvs of the media of the ... of the ...")."""
     return any(s.count(" of the ") >= depth for s in split_sentences(_QUOTED.sub("Q", request)))
+
+
+def unknown_words(request: str, extra: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Words outside quoted values that a reader would not know: a noun or field label
+    made from an identifier ("the dnse list", "its bylatlong"); see
+    :mod:`agentworld_gym.synthesis.words`."""
+    from agentworld_gym.synthesis.words import unknown
+
+    return unknown(_QUOTED.sub(" ", request), extra)
+
+
+MAX_IDS = 3
+"""Id-shaped values a request may quote: a list of uuids is what a program reads, not what a
+person writes."""
+_OP_WORDS = r"(?:put|get|post|patch|create|update|delete|list|set|start|stop|add|remove)"
+_VERB_NOUN = re.compile(
+    rf"\b(\w+) (?:these|the following|all|every|each|\d+|a|an|the) (?:new )?\1\b"
+    rf"|\b{_OP_WORDS} (?:these|the following|\d+|a|an) {_OP_WORDS}\b",
+    re.I,
+)
+
+
+_REPEAT = re.compile(r"\b([a-z]{2,}) \1\b", re.I)
+
+
+def quoted_ids(request: str) -> int:
+    """How many quoted values look like internal ids (uuids, ``ord_938d63d9e9``, ...; bare
+    numbers aside)."""
+    return sum(
+        1
+        for q in _QUOTED.findall(request)
+        if id_shaped(q.strip("\"'“”")) and not q.strip("\"'“”").isdigit()
+    )
+
+
+def unreadable(request: str, extra: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """Why a reader would stumble on ``request`` (``None`` when they would not): the
+    readability rows below, one reason. Task synthesis refuses such a candidate."""
+    masked = _QUOTED.sub("Q", request)
+    if any(is_slogan(q.strip("\"'“”")) for q in _QUOTED.findall(request)):
+        return "a slogan as a value"
+    if quoted_ids(request) > MAX_IDS:
+        return "more than three ids"
+    if _REPEAT.search(masked):
+        return "a word written twice in a row"
+    if _VERB_NOUN.search(masked):
+        return "an operation name as the noun"
+    if "again, this time with" in masked:
+        return "a write worded as a second create"
+    if positional(request):
+        return "record picked by its place in a list"
+    if raw_field_words(request):
+        return "field identifier as words"
+    if deep_relation(request):
+        return "relation 3+ deep"
+    if bad := unknown_words(request, extra):
+        return f"unknown word {bad[0]!r}"
+    return None
 
 
 def overwritten_writes(task: dict[str, Any], env: EnvFacts) -> bool:

@@ -592,6 +592,20 @@ def is_placeholder(value: str) -> bool:
     return bool(_PLACEHOLDER.search(value)) or bool(_JUNK[0].match(value))
 
 
+@functools.lru_cache(maxsize=1)
+def _slogan_words() -> tuple[frozenset[str], ...]:
+    from faker.providers.company.en_US import Provider
+
+    return tuple(frozenset(w.lower() for w in ws) for ws in Provider.catch_phrase_words)
+
+
+def is_slogan(value: str) -> bool:
+    """A Faker catch phrase (``Public-key national intranet``): read as word salad in any
+    field."""
+    parts = value.lower().split(" ", 2)
+    return len(parts) == 3 and all(p in ws for p, ws in zip(parts, _slogan_words(), strict=True))
+
+
 def is_junk(value: str) -> bool:
     """A filler the old generators made: ``Golden lagoon 951``, ``Effort push-617``,
     ``federal her``, Faker word salad."""
@@ -700,16 +714,16 @@ class FieldValues:
         )
 
     def title(self) -> str:
-        if self.rng.random() < 0.6:
+        if self.rng.random() < 0.85:
             return self.rng.choice(_TITLES)
         return self.pick("catch")
 
     def label(self, noun: str) -> str:
-        """A display name for a non-person record: ``Billing Workspace``, ``Acme Corp``."""
+        """A display name for a non-person record: ``Billing Workspace``, ``Primary Queue``."""
         thing = " ".join(w.capitalize() for w in words_of(singular(noun))[-2:]) if noun else ""
         r = self.rng.random()
-        if not thing or r < 0.25:
-            return self.pick("named")
+        if not thing:
+            return self.rng.choice(_TITLES)
         if r < 0.6:
             return f"{_cap(self.rng.choice(_TOPICS))} {thing}"
         return f"{self.rng.choice(_GENERIC)} {thing}"
@@ -811,8 +825,12 @@ class FieldValues:
         make = simple.get(kind)
         if make is not None:
             return str(make())
-        # free text: a short realistic phrase, named after the field where that reads well
-        return self.label(noun) if r.random() < 0.5 else self.title()
+        # free text of no known kind: a short phrase named after the record, never a
+        # company or a slogan (read as the value of a field they do not fit)
+        thing = " ".join(w.capitalize() for w in words_of(singular(noun))[-2:]) if noun else ""
+        if thing and r.random() < 0.6:
+            return f"{_cap(rng.choice(_TOPICS))} {thing}"
+        return rng.choice(_TITLES)
 
     def number(self, name: str, schema: dict[str, Any], integer: bool) -> int | float:
         """A number in a plausible range for the field (amounts, percents, ports, years...)."""

@@ -67,6 +67,12 @@ def singular(noun: str) -> str:
         return noun[:-3] + "y"
     if noun.endswith(("sses", "xes", "ches", "shes")):
         return noun[:-2]
+    if noun.endswith("ses") and len(noun) > 4:  # "statuses", "dnses" -- but "databases"
+        from agentworld_gym.synthesis.words import known
+
+        last = noun.rsplit(" ", 1)[-1]
+        if not known(last[:-1]) and known(last[:-2]):
+            return noun[:-2]
     if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3:
         return noun[:-1]
     return noun

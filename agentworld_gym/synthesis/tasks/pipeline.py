@@ -24,6 +24,7 @@ from typing import Any
 
 from agentworld_gym.adversarial import Gate
 from agentworld_gym.spec import EnvSpec, TaskSpec
+from agentworld_gym.synthesis.audit import unreadable
 from agentworld_gym.synthesis.tasks.candidate import (
     LONG_CALLS,
     SYNTHESIZER,
@@ -41,6 +42,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
 from agentworld_gym.synthesis.tasks.sample.walk import WalkConfig, Walker
 from agentworld_gym.synthesis.tasks.values import rng_for
 from agentworld_gym.synthesis.tasks.verifier.seal import seal
+from agentworld_gym.synthesis.words import prose_words
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +58,7 @@ class TaskSynthConfig:
     seed: int = 0
     program_share: float = 0.5
     """Fraction of program (script-verified) tasks; the rest are graph (rubric) tasks."""
-    long_share: float = 0.25
+    long_share: float = 0.35
     """Fraction of long-horizon tasks (see :func:`.candidate.long_horizon`: >= 8 chained
     calls over >= 3 tools, flagged ``difficulty.long_horizon``)."""
     test_share: float = 0.2
@@ -192,6 +194,11 @@ class EnvSynthesizer:
         return None
 
     @functools.cached_property
+    def _prose(self) -> frozenset[str]:
+        """The environment's own words (its product and brand names) a request may use."""
+        return prose_words(self.spec)
+
+    @functools.cached_property
     def _keys(self) -> set[tuple[str, str]]:
         """(tool, argument) pairs whose argument addresses a record (a key or parent)."""
         return {
@@ -292,6 +299,9 @@ class EnvSynthesizer:
             if round_ >= cfg.attempts and sum(map(len, kept.values())) >= floor:
                 break
             self.late = round_ >= REALLOCATE_AFTER
+            # past the rounds, an environment still under the floor keeps it with requests
+            # the readability rules would refuse (the audit counts them)
+            self.graphs.strict = round_ < cfg.attempts
             if self.late:
                 _reallocate(plan, kept, idle)
             short = {k for k in KINDS if len(kept[k]) < plan[k]}
@@ -320,7 +330,8 @@ class EnvSynthesizer:
         batch: list[tuple[str, Candidate]] = []
         for kind in KINDS:
             need = plan[kind] - len(kept[kind])
-            extra = need if kind.startswith("program") else 1
+            # programs and long walks fail to instantiate more often: twice the draws
+            extra = need if kind.startswith("program") or kind.endswith("_long") else 1
             for _ in range(need + extra if need > 0 else 0):
                 made = self.candidate(kind, tried[kind])
                 tried[kind] += 1
@@ -343,6 +354,12 @@ class EnvSynthesizer:
                 why = "surplus"
             if why is None:
                 why = self._horizon(c, kind)
+            if (
+                why is None
+                and self.graphs.strict
+                and (bad := unreadable(c.task.instruction, self._prose))
+            ):
+                why = "unreadable: " + bad.split(" '")[0]
             if why is None:
                 why = self.gate(c)
             if why is not None:

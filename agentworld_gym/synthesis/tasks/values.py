@@ -22,6 +22,7 @@ __all__ = [
     "join",
     "new_value",
     "rng_for",
+    "sayable_field",
     "schema_type",
     "simple",
     "typed",
@@ -102,7 +103,19 @@ def writable_field(name: str, schema: dict[str, Any] | None = None) -> bool:
         return False
     if key in ("self", "href", "selflink", "links", "link", "kind", "object", "type"):
         return False
-    return not key.endswith(("href", "selflink", "selfuri", "selfurl"))
+    return not key.endswith(("href", "selflink", "selfuri", "selfurl")) and sayable_field(
+        name, schema
+    )
+
+
+def sayable_field(name: str, schema: dict[str, Any] | None = None) -> bool:
+    """Whether a value a task makes up for this field reads as meant: not free text of no
+    known kind ("set the certificate to "Invoice dispute resolution"" reads as nonsense;
+    a name, description, status, date, email or enum value does not)."""
+    schema = schema if isinstance(schema, dict) else {}
+    if schema.get("enum") or schema_type(schema) not in ("string", ""):
+        return True
+    return kind_of(_leaf(name)[0], schema) != "text"
 
 
 def new_value(

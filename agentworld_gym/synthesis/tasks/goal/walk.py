@@ -30,6 +30,9 @@ from agentworld_gym.synthesis.tasks.candidate import (
     ref_depth,
 )
 from agentworld_gym.synthesis.tasks.model import (
+    BODY,
+    KEY,
+    SCOPE,
     EnvModel,
     humanize,
     looks_like_id,
@@ -47,12 +50,18 @@ from agentworld_gym.synthesis.tasks.verifier.rubric import (
     state_criteria,
 )
 
-MAX_FACTS = 4
+MAX_FACTS = 2
+"""Values a short task asks for (a long one: two more): each more reads as another errand."""
 MAX_REQUEST = 700
 """Characters of a request: a longer one reads as a dump of the chain, not a user's goal."""
 _BORING = frozenset(
-    {"object", "kind", "resource_type", "__typename", "cursor", "etag", "next", "page"}
-)
+    {
+        "object", "kind", "resource_type", "__typename", "cursor", "etag", "next", "page",
+        "offset", "limit", "page_size", "per_page", "page_token", "next_token", "total",
+        "count", "start", "size", "version",
+    }
+)  # fmt: skip
+"""Paging and bookkeeping fields: asking for them reads as asking about the API."""
 
 
 class GraphTaskBuilder(TaskBuilder):
@@ -61,6 +70,8 @@ class GraphTaskBuilder(TaskBuilder):
     def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
         super().__init__(model, runner, seed, llm)
         self.writer = GoalWriter(model)
+        self.strict = True
+        """Refuse walks whose request reads badly (see :attr:`GoalWriter.problems`)."""
 
     def build(
         self, walk: Walk, rng: random.Random, task_id: str, min_calls: int = 1
@@ -99,6 +110,12 @@ class GraphTaskBuilder(TaskBuilder):
         state = state_criteria(self.model, self.runner.base, steps, r1, r2)
         if not facts and not state:
             return "nothing stable to check"
+        if self.writer.problems and self.strict:
+            return "unreadable: " + self.writer.problems[0].split(" '")[0]
+        if _rewrites(steps):
+            return "a field written twice"
+        if min_calls <= 2 and self.strict and not _one_errand(steps, facts):
+            return "separate errands"
         if len(instruction) > MAX_REQUEST:
             return "request too long"
         why = render.leaks(instruction, [f.value for f in facts], self.tool_names)
@@ -155,9 +172,9 @@ class GraphTaskBuilder(TaskBuilder):
         for i, step in enumerate(steps):
             if step.tool.writes:
                 continue
-            must = i not in consumed or i == len(steps) - 1
-            if not must and rng.random() > 0.35:
-                continue
+            if i in consumed and i != len(steps) - 1:
+                continue  # a lookup on the way: asking its values too glues on a second errand
+            must = True
             options = self._fact_options(i, step, outputs[i])
             fresh = [
                 f
@@ -234,6 +251,51 @@ class GraphTaskBuilder(TaskBuilder):
                 name, n = f"{base}_{n}", n + 1
             names.append(name)
         return names
+
+
+def _one_errand(steps: list[Step], facts: list[Fact]) -> bool:
+    """Whether every outcome (a write, an asked value) leads to the last one — its output
+    feeds it, or both act on a record the user names — so the request serves one goal
+    rather than gluing unrelated asks ("how many groups are there? what is the type of
+    ...")."""
+    outcomes = sorted({f.step for f in facts} | {i for i, s in enumerate(steps) if s.tool.writes})
+    if len(outcomes) < 2:
+        return True
+    last = outcomes[-1]
+    feeds, todo = set(), [last]
+    while todo:
+        for src in steps[todo.pop()].sources.values():
+            if src.kind == "ref" and src.step not in feeds:
+                feeds.add(src.step)
+                todo.append(src.step)
+
+    def named(i: int) -> set[str]:
+        return {str(x.value) for x in steps[i].sources.values() if x.kind in ("anchor", "given")}
+
+    told = named(last)
+    return all(i in feeds or named(i) & told for i in outcomes[:-1])
+
+
+def _rewrites(steps: list[Step]) -> bool:
+    """Whether two updates write one field of one record (the first is undone: a request
+    that says both reads as two unrelated asks)."""
+    seen: set[tuple[str, str, str]] = set()
+    for s in steps:
+        if s.tool.op != "update":
+            continue
+        keys = sorted(
+            (n, str(src.value))
+            for n, src in s.sources.items()
+            if s.tool.params[n].role in (KEY, SCOPE)
+        )
+        record = f"{s.tool.collection}:{keys}"
+        for n in s.sources:
+            if s.tool.params[n].role == BODY:
+                mark = (record, n, "")
+                if mark in seen:
+                    return True
+                seen.add(mark)
+    return False
 
 
 def _answerable(v: Any) -> bool:

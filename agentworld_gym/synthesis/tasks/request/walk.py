@@ -38,6 +38,7 @@ from agentworld_gym.synthesis.tasks.model import (
 from agentworld_gym.synthesis.tasks.request.render import cap, ordinal, plural, quote, series
 from agentworld_gym.synthesis.tasks.sample.walk import Source, Step
 from agentworld_gym.synthesis.tasks.values import get_path
+from agentworld_gym.synthesis.words import prose_words, unknown
 from agentworld_gym.verifiers.checks import leaves
 
 __all__ = ["Fact", "GoalWriter"]
@@ -66,9 +67,10 @@ class Fact:
     value: Any = None
 
 
-MAX_DEPTH = 2
+MAX_DEPTH = 1
 """Relations a record's description follows ("the customer of the invoice "INV-1"" is one);
-past it a record is named by its key."""
+past it a record is named by its key ("the customer of the project of the invoice ..." is
+where readers lose the thread)."""
 
 
 _LABELS = {
@@ -84,12 +86,13 @@ def field_label(name: str) -> str:
     """A field as people ask for it: ``created_at`` -> ``creation time``, ``dueDate`` ->
     ``due date``."""
     text = humanize(name)
-    return _LABELS.get(text, text)
+    text = _LABELS.get(text, text)
+    return text.replace("date time", "time") if text.endswith("date time") else text
 
 
 def _strip_id(name: str) -> str:
     w = words(name)
-    if len(w) > 1 and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids"):
+    if len(w) > 1 and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids", "name", "arn"):
         w = w[:-1]
     return " ".join(w)
 
@@ -105,6 +108,17 @@ class GoalWriter:
     def __init__(self, model: EnvModel) -> None:
         self.model = model
         self._meanings: dict[str, Meaning] = {t.name: meaning(t) for t in model.spec.tools}
+        self._prose = prose_words(model.spec)
+        self.problems: list[str] = []
+        """What makes the last request hard to read or to act on (empty: none); a
+        candidate with any is refused."""
+
+    def _say(self, phrase: str) -> str:
+        """``phrase`` (a noun or a field label made from an identifier), noting a word a
+        reader would not know ("dnse", "bylatlong")."""
+        if bad := unknown(phrase, self._prose):
+            self.problems.append(f"unknown word {bad[0]!r}")
+        return phrase
 
     # -- nouns ------------------------------------------------------------------------------
     def noun(self, step: Step) -> str:
@@ -151,9 +165,10 @@ class GoalWriter:
             return self.record(j, prefix, steps, outputs, depth, src.value)
         which = self.record(j, prefix, steps, outputs, depth + 1, None)
         relation = _strip_id(fld)
-        if not relation or relation == noun or relation in ("id", "gid", "uuid"):
-            return f"the {noun} of {which}"
-        return f"the {noun} that is the {relation} of {which}"
+        mine, theirs = set(words(noun)), set(words(relation))
+        if not relation or relation in ("id", "gid", "uuid") or mine <= theirs or theirs <= mine:
+            return f"the {noun} of {which}"  # "the queue of the config", not "... queue name"
+        return f"the {noun} that is the {self._say(relation)} of {which}"
 
     def record(
         self,
@@ -184,9 +199,21 @@ class GoalWriter:
             return f"the {noun_j} {quote(key)}" if key is not None else f"that {noun_j}"
         if listed:
             where = self.listing(prev, steps, outputs, depth + 1)
-            index = ordinal(int(prefix.rsplit(".", 1)[-1]))
-            return f"the {index} {noun_j} in the {noun_j} list{where}"
+            key = rec.get(coll_j.pk) if coll_j is not None and isinstance(rec, dict) else None
+            if key is not None and not isinstance(key, dict | list | bool):
+                return f"the {noun_j} {quote(key)}{where}"  # no name: its key, not its place
+            return self._position(prev, outputs[j], prefix, noun_j, where)
         return self.target(prev, steps, outputs, noun_j, depth + 1)
+
+    def _position(self, step: Step, output: Any, prefix: str, noun: str, where: str) -> str:
+        """A listed record without a name: "the only ..." when the listing holds one;
+        otherwise its place, which a reader cannot rely on (noted as a problem)."""
+        parent, _, index = prefix.rpartition(".")
+        listed = get_path(output, parent) if parent else output
+        if isinstance(listed, list) and len(listed) == 1:
+            return f"the only {noun}{where}"
+        self.problems.append("record picked by its place in a list")
+        return f"the {ordinal(int(index))} {noun} in the {noun} list{where}"
 
     def _name_fields(self, step: Step) -> list[str]:
         coll = self.model.collections.get(step.tool.collection or "")
@@ -217,6 +244,8 @@ class GoalWriter:
             None,
         )
         text = self.entity(key[1], steps, outputs, noun, depth) if key else f"the {noun}"
+        if key is None and self._many(step):
+            self.problems.append(f"the {noun} is never named")
         found = key is not None and key[1].kind == "ref"
         scopes = [  # a record found earlier implies the parents it came with; others are said
             self._parent(tool.params[n], s, steps, outputs, depth + 1)
@@ -229,10 +258,24 @@ class GoalWriter:
             text += " in " + series(scopes)
         return text
 
+    def _many(self, step: Step) -> bool:
+        """Whether the collection a keyless read or write works on holds several records in
+        the step's scope (then "the campaign" does not say which)."""
+        coll = self.model.collections.get(step.tool.collection or "")
+        if coll is None or step.tool.op in ("list", "search", "create") or not coll.pk:
+            return False
+        scope = {
+            step.tool.params[n].field: s.value
+            for n, s in step.sources.items()
+            if step.tool.params[n].role == SCOPE and step.tool.params[n].field
+        }
+        inside = [r for r in coll.records if all(r.get(f) == v for f, v in scope.items())]
+        return len(inside) > 1
+
     def _parent(
         self, p: Any, s: Source, steps: list[Step], outputs: list[Any], depth: int = 0
     ) -> str:
-        pnoun = self._coll_noun(p.ref, _strip_id(p.field or p.name) or "parent")
+        pnoun = self._coll_noun(p.ref, self._say(_strip_id(p.field or p.name)) or "parent")
         if s.kind == "ref":
             return self.entity(s, steps, outputs, pnoun, depth)
         return f"{pnoun} {quote(s.value)}"
@@ -247,11 +290,11 @@ class GoalWriter:
                 scopes.append(self._parent(p, s, steps, outputs, depth))
             elif p.role in (FILTER, MATCH) and s.kind != "page":
                 value = (
-                    self.entity(s, steps, outputs, humanize(p.field or n), depth)
+                    self.entity(s, steps, outputs, self._say(humanize(p.field or n)), depth)
                     if s.kind == "ref"
                     else quote(s.value)
                 )
-                filters.append(f"{humanize(p.field or n)} {value}")
+                filters.append(f"{self._say(humanize(p.field or n))} {value}")
             elif p.role == SEARCH and s.kind == "given":
                 filters.append(f"matching {quote(s.value)}")
         text = (" in " + series(scopes)) if scopes else ""
@@ -270,7 +313,9 @@ class GoalWriter:
         facts: list[Fact],
         rng: random.Random,
     ) -> tuple[str, list[Any]]:
-        """The request and the values it states (for a paraphrase to keep)."""
+        """The request and the values it states (for a paraphrase to keep); what reads
+        badly in it is left in :attr:`problems`."""
+        self.problems = []
         by_step: dict[int, list[Fact]] = {}
         for f in facts:
             by_step.setdefault(f.step, []).append(f)
@@ -319,9 +364,9 @@ class GoalWriter:
             if s.kind != "given":
                 continue
             if p.role == BODY or (p.role == KEY and tool.op == "create"):
-                label = humanize(p.field or n)
+                label = self._say(field_label(p.field or n))
                 if isinstance(s.value, dict):  # an object body: its own fields, in words
-                    out += [(humanize(k), v) for k, v in s.value.items()]
+                    out += [(self._say(field_label(k)), v) for k, v in s.value.items()]
                 else:
                     out.append((label, s.value))
         return out
@@ -337,7 +382,9 @@ class GoalWriter:
     ) -> tuple[str, str | None]:
         tool = step.tool
         m = self._meanings.get(tool.name) or Meaning(tool.op, tool.op, "", False)
-        noun = self.noun(step)
+        noun = self._say(self.noun(step))
+        if m.verb and m.verb[:5] == noun[:5]:  # "cancel the cancellation"
+            self.problems.append(f"the verb {m.verb!r} repeats the noun {noun!r}")
         fields = self._fields(step)
         values = [f"{label} {quote(v)}" for label, v in fields]
         op = m.op if m.op in ("create", "update", "delete", "action") else tool.op
@@ -437,8 +484,8 @@ class GoalWriter:
         last: str | None,
         first: bool = False,
     ) -> tuple[str, str | None]:
-        noun = self.noun(step)
-        label = field_label(f.field)
+        noun = self._say(self.noun(step))
+        label = self._say(field_label(f.field))
         if f.kind == "count":
             where = self.listing(step, steps, outputs)
             many = plural(noun)
@@ -455,7 +502,7 @@ class GoalWriter:
             if name and f.field not in self._name_fields(step):
                 first = f"the {noun} {quote(name)}{where}"  # found by its name in the listing
             else:
-                first = f"the first {noun} in the {noun} list{where}"
+                first = self._position(step, outputs[f.step], prefix, noun, where)
             options = [
                 f"What is the {label} of {first}?",
                 f"Tell me the {label} of {first}.",

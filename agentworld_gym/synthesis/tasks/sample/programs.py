@@ -39,6 +39,7 @@ from agentworld_gym.synthesis.tasks.values import (
     MISSING,
     get_path,
     items_path,
+    sayable_field,
     schema_type,
     simple,
     typed,
@@ -240,7 +241,11 @@ def capabilities(model: EnvModel, runner: Runner) -> dict[str, Caps]:
                 caps.scoped.append((t, [(p.name, p.field, p.ref) for p in req]))
         caps.unique = _unique(model, coll)
         for t in coll.tools.get("update", []):
-            ws = [w for w in _writables(t, coll) if w.path not in caps.unique]
+            ws = [
+                w
+                for w in _writables(t, coll)
+                if w.path not in caps.unique and sayable_field(w.path, w.schema)
+            ]
             if ws and _addressable(t) and caps.updater is None:
                 caps.updater, caps.writable = t, ws
         for t in coll.tools.get("delete", []):

@@ -349,12 +349,14 @@ class Walker:
         ]
         want = 1 if rng.random() < 0.7 or tool.op == "create" else 2
         body = set(rng.sample(preferred or optional, min(want, len(preferred or optional))))
+        keyed = ""
         for p in sorted(tool.params.values(), key=lambda p: _ORDER[p.role]):
             src: Source | None = None
             if p.role == KEY and tool.op != "create":
                 src, record, ref_path = self._key(p, w, db, rng)
                 if src is None:
                     return None
+                keyed = str(src.value)
                 if p.ref:
                     target = (
                         p.ref,
@@ -382,6 +384,10 @@ class Walker:
                 src = self._search(coll, rng)
             elif p.role in (BODY, OTHER) or (p.role == KEY and tool.op == "create"):
                 if not p.required and p.name not in body:
+                    continue
+                if tool.op == "update" and (tool.collection, keyed, p.name) in _written(w):
+                    if p.required:  # the field was set earlier in the walk: undoing it
+                        return None  # reads as two unrelated asks
                     continue
                 if tool.writes:
                     src = self._body(p, tool, record, coll, rng, args)
@@ -555,6 +561,17 @@ class Walker:
                 return None
             value[k] = v
         return Source("given", field=fld, value=value)
+
+
+def _written(w: Walk) -> set[tuple[str | None, str, str]]:
+    """(collection, key, argument) of every field an update of the walk has set."""
+    out: set[tuple[str | None, str, str]] = set()
+    for s in w.steps:
+        if s.tool.op != "update":
+            continue
+        key = next((str(v.value) for n, v in s.sources.items() if s.tool.params[n].role == KEY), "")
+        out.update((s.tool.collection, key, n) for n in s.sources if s.tool.params[n].role == BODY)
+    return out
 
 
 def _pick(refs: list[Ref], rng: random.Random) -> Ref:

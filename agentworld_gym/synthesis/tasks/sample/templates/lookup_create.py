@@ -17,7 +17,7 @@ from typing import Any
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
 from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
-from agentworld_gym.synthesis.tasks.request.render import cap, quote, series
+from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote, series
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Answer,
     Caller,
@@ -43,7 +43,13 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     value_for,
     visible,
 )
-from agentworld_gym.synthesis.tasks.values import MISSING, fresh_text, get_path, schema_type
+from agentworld_gym.synthesis.tasks.values import (
+    MISSING,
+    fresh_text,
+    get_path,
+    sayable_field,
+    schema_type,
+)
 
 
 def _targetable(c: Caps) -> bool:
@@ -242,7 +248,10 @@ def _free(caps: Caps, taken: set[str]) -> list[Writable]:
     return [
         w
         for w in caps.make_fields
-        if not w.prop and w.param not in taken and w.path not in caps.unique
+        if not w.prop
+        and w.param not in taken
+        and w.path not in caps.unique
+        and sayable_field(w.path, w.schema)
     ]
 
 
@@ -386,10 +395,11 @@ def create_batch(
     request = pick(
         rng,
         [
-            f"{cap(make)} these {nouns} (by {batch.label}){each}: {items}.{rule} Tell me {ask}.",
-            f"Please {make} {len(names)} {nouns}{each} — by {batch.label}: {items}.{rule} Then "
+            f"Please {make} {nouns} for these {plural(batch.label)}: {items}{each}.{rule} Then "
             f"tell me {ask}.",
-            f"Could you {make} the following {nouns}{each}, by {batch.label}: {items}?{rule} "
+            f"{cap(make)} {len(names)} {nouns}{each}; their {plural(batch.label)} are {items}."
+            f"{rule} Tell me {ask}.",
+            f"Could you {make} one {noun_of(coll, 1)} per {batch.label} — {items}{each}?{rule} "
             f"Let me know {ask}.",
         ],
     )

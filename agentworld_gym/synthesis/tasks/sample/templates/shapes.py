@@ -42,6 +42,7 @@ from agentworld_gym.synthesis.tasks.values import (
     fresh_text,
     get_path,
     new_value,
+    sayable_field,
     schema_type,
     typed,
 )
@@ -473,6 +474,7 @@ def name_field(caps: Caps) -> Writable | None:
         and not w.schema.get("pattern")
         and not w.schema.get("format")
         and not w.prop
+        and sayable_field(w.path, w.schema)
     ]
     prof = coll.profile
     texts.sort(

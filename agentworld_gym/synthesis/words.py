@@ -1,0 +1,126 @@
+"""Which words a request may use: English, or the vocabulary API documentation shares.
+
+A noun or field label derived from an identifier can come out as no word at all ("dnse" from
+``dnses``, "bylatlong", "upgradeo" from ``upgradeOperation``); a reader stumbles on it and
+cannot tell what record is meant. Synthesis writes such a phrase only when every word in it
+is *known*: in an English dictionary (the ``english-words`` package: Webster's 2nd and
+GCIDE), in the words the descriptions of at least two catalog APIs use (``api_words.txt``,
+rebuilt by ``python -m agentworld_gym.synthesis.words ROOT``: "webhook", "namespace", "sku"),
+or in the environment's own prose (its product and brand names), allowing the usual
+inflections ("invoices", "enabled", "processing").
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+_DATA = Path(__file__).with_name("api_words.txt")
+_WORD = re.compile(r"[A-Za-z]+")
+_PROSE_KEYS = ("description", "summary", "title")
+
+
+@lru_cache(maxsize=1)
+def _dictionary() -> frozenset[str]:
+    try:
+        from english_words import get_english_words_set
+    except ImportError as exc:  # pragma: no cover - the synth extra installs it
+        raise ImportError(
+            "task synthesis needs the 'english-words' package: pip install 'agentworld-gym[synth]'"
+        ) from exc
+    english = get_english_words_set(["web2", "gcide"], lower=True, alpha=True)
+    api = _DATA.read_text().split() if _DATA.exists() else []
+    return frozenset(english) | frozenset(api)
+
+
+def _stems(word: str) -> Iterable[str]:
+    yield word
+    for end, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("d", "")):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            yield word[: -len(end)] + repl
+    if word.endswith("ing") and len(word) > 5:
+        yield word[:-3]
+        yield word[:-3] + "e"
+
+
+def known(word: str, extra: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether ``word`` (any case) is a word a reader knows; digits always are."""
+    w = word.lower()
+    if not w.isalpha():
+        return True
+    if len(w) == 1:
+        return w in ("a", "i")
+    table = _dictionary()
+    return any(s in table or s in extra for s in _stems(w))
+
+
+def unknown(phrase: str, extra: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """The words of ``phrase`` a reader would not know (``[]`` when it reads)."""
+    return [w for w in _WORD.findall(phrase) if not known(w, extra)]
+
+
+def prose_words(spec: Any) -> frozenset[str]:
+    """The lower-cased words of an environment's own descriptions (name, tools, arguments)
+    and of its tools' and collections' names cut at case changes: the API's own terms
+    ("serverfarm" for Azure's ``serverfarms``), which its users say too."""
+    from agentworld_gym.synthesis.tasks.model import words
+
+    env = _as_dict(spec)
+    found = {w.lower() for w in _WORD.findall(" ".join(_prose(env)))}
+    for name in [
+        *(t.get("name") or "" for t in env.get("tools") or []),
+        *env.get("collections", ()),
+    ]:
+        found.update(words(str(name)))
+    return frozenset(s for w in found for s in _stems(w))  # "serverfarm" from "serverfarms"
+
+
+def _as_dict(spec: Any) -> dict[str, Any]:
+    if isinstance(spec, dict):
+        return spec
+    return {
+        "name": getattr(spec, "name", ""),
+        "description": getattr(spec, "description", ""),
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in getattr(spec, "tools", [])
+        ],
+        "collections": list(getattr(spec, "collections", None) or ()),
+    }
+
+
+def _prose(env: dict[str, Any]) -> Iterable[str]:
+    yield str(env.get("name") or "")
+    yield str(env.get("description") or "")
+    for tool in env.get("tools") or []:
+        yield str(tool.get("description") or "")
+        props = (tool.get("parameters") or {}).get("properties") or {}
+        for p in props.values():
+            if isinstance(p, dict):
+                yield from (str(p.get(k) or "") for k in _PROSE_KEYS)
+
+
+def build_api_words(root: Path, min_envs: int = 2) -> list[str]:
+    """Words (lower-case, not in the dictionary, 2+ letters) that the prose of at least
+    ``min_envs`` environments under ``root`` uses. Written in camelCase in the prose, a
+    word is an identifier, not prose, and is left out."""
+    import orjson
+
+    english = _dictionary() - frozenset(_DATA.read_text().split() if _DATA.exists() else [])
+    seen: Counter[str] = Counter()
+    for path in sorted(root.glob("*/env.json")):
+        env = orjson.loads(path.read_bytes())
+        text = " ".join(_prose(env))
+        seen.update({w.lower() for w in _WORD.findall(text) if w[1:] == w[1:].lower()})
+    return sorted(w for w, n in seen.items() if n >= min_envs and len(w) > 1 and w not in english)
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintenance command
+    found = build_api_words(Path(sys.argv[1] if len(sys.argv) > 1 else "envs_generated"))
+    _DATA.write_text("\n".join(found) + "\n")
+    print(f"{len(found)} words -> {_DATA}")

@@ -1,0 +1,35 @@
+"""Which words a synthesized request may use (``synthesis.words``)."""
+
+from __future__ import annotations
+
+from agentworld_gym.synthesis.tasks.model import singular
+from agentworld_gym.synthesis.words import known, prose_words, unknown
+
+
+def test_identifier_fragments_are_not_words() -> None:
+    for junk in ("dnse", "dbses", "bylatlong", "statuse", "upgradeo"):
+        assert not known(junk), junk
+    for word in ("webhook", "namespace", "invoices", "enabled", "processing", "sku", "2024"):
+        assert known(word), word
+    assert unknown("the dnse list of the webhook") == ["dnse"]
+
+
+def test_singular_prefers_a_known_word() -> None:
+    assert [singular(w) for w in ("statuses", "dnses", "databases", "addresses")] == [
+        "status",
+        "dns",
+        "database",
+        "address",
+    ]
+
+
+def test_an_environment_s_own_terms_are_known_to_its_requests() -> None:
+    env = {
+        "name": "App Service Plans",
+        "description": "Manage Azure serverfarms.",
+        "tools": [{"name": "AppServicePlans_ListWebApps", "description": "List web apps."}],
+        "collections": {"hybridconnectionrelays": {}},
+    }
+    words = prose_words(env)
+    assert {"serverfarms", "app", "service", "plans", "hybridconnectionrelays"} <= words
+    assert unknown("the serverfarm of the plan", words) == []
