@@ -50,6 +50,8 @@ class Tau2Domain:
     tasks: list[Any]
     splits: dict[str, list[str]]
     _dbs: dict[str, Any] = field(default_factory=dict, repr=False)
+    spec: Any = field(default=None, repr=False)
+    """The domain as an EnvSpec, once built (:mod:`agentworld_gym.tau2.spec`)."""
 
     def new_environment(self, **kwargs: Any) -> Any:
         """A fresh environment (deep copies of the loaded databases; kwargs as tau2 passes)."""

@@ -24,6 +24,7 @@ succeeded, so a failed call never leaves a partial write behind.
 from __future__ import annotations
 
 import difflib
+import os
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -45,7 +46,7 @@ from agentworld_gym.tau2.checkout import Tau2Checkout
 from agentworld_gym.tau2.evaluation import Tau2Verification, evaluate
 from agentworld_gym.tau2.users import STOP_TOKENS, is_stop
 
-__all__ = ["AGENT_SYSTEM_PROMPT", "GREETING", "Tau2Env"]
+__all__ = ["AGENT_SYSTEM_PROMPT", "GREETING", "Tau2Env", "default_user", "make_env"]
 
 GREETING = "Hi! How can I help you today?"
 """tau2's first agent message (``orchestrator.DEFAULT_FIRST_AGENT_MESSAGE``)."""
@@ -81,6 +82,41 @@ USER_SYSTEM_PROMPT = """
 """tau2's ``user.user_simulator.SYSTEM_PROMPT``."""
 
 
+MAX_TURNS = 50
+"""Default turn budget of the agent (tool calls and messages), as ``max_turns``."""
+
+
+def default_user() -> Any:
+    """The user simulator ``AGENTWORLD_TAU2_USER_MODEL`` names (an OpenAI-compatible server at
+    ``AGENTWORLD_TAU2_USER_BASE_URL``, key ``AGENTWORLD_TAU2_USER_API_KEY``), else ``None``.
+
+    ``agentworld eval --suite tau2-*`` makes its environments without a ``user`` argument:
+    this is how its customers are configured.
+    """
+    model = os.environ.get("AGENTWORLD_TAU2_USER_MODEL")
+    if not model:
+        return None
+    from agentworld_gym.llm import LLMConfig, make_backend
+    from agentworld_gym.tau2.users import Tau2LLMUser
+
+    config = LLMConfig(
+        model=model,
+        base_url=os.environ.get("AGENTWORLD_TAU2_USER_BASE_URL"),
+        api_key=os.environ.get("AGENTWORLD_TAU2_USER_API_KEY"),
+    )
+    return Tau2LLMUser(make_backend(config))
+
+
+def make_env(env_id: str, **kwargs: Any) -> Tau2Env:
+    """Gymnasium entry point of the registered ``AgentWorld/tau2-*`` environments."""
+    from agentworld_gym.tau2 import checkout_of
+
+    checkout, domain = checkout_of(env_id)
+    if kwargs.get("user") is None:
+        kwargs["user"] = default_user()
+    return Tau2Env(checkout, domain, **kwargs)
+
+
 class Tau2Env(gym.Env[str, str]):
     """A τ²-bench domain (``retail``, ``airline``, ``telecom``, ...) of a local checkout.
 
@@ -94,7 +130,7 @@ class Tau2Env(gym.Env[str, str]):
             :class:`~agentworld_gym.tau2.users.Tau2ScriptedUser`.
         judge: an LLM backend judging NL assertions with tau2's judge prompt; without one a
             task whose reward needs them gets ``needs_judge`` and no success.
-        max_turns: the agent's turn budget per episode.
+        max_turns: the agent's turn budget per episode (default :data:`MAX_TURNS`).
         max_action_chars: longer actions are refused with an error observation.
         max_calls_per_action: calls past this many in one action are refused unrun.
         render_mode: ``"ansi"`` renders the chat so far.
@@ -109,7 +145,7 @@ class Tau2Env(gym.Env[str, str]):
         split: str = "base",
         user: Any = None,
         judge: Any = None,
-        max_turns: int = 50,
+        max_turns: int | None = None,
         max_action_chars: int = 100_000,
         max_calls_per_action: int = 32,
         render_mode: str | None = None,
@@ -121,7 +157,7 @@ class Tau2Env(gym.Env[str, str]):
         if not self.tasks:
             raise ConfigError(f"tau2 domain {domain!r} has no tasks in split {split!r}")
         self.split, self.user, self.judge = split, user, judge
-        self.max_turns, self.max_action_chars = max_turns, max_action_chars
+        self.max_turns, self.max_action_chars = max_turns or MAX_TURNS, max_action_chars
         self.max_calls_per_action, self.render_mode = max_calls_per_action, render_mode
         self.env_id = f"AgentWorld/tau2-{domain}-v0"
         self.observation_space = TextSpace()
@@ -281,6 +317,16 @@ class Tau2Env(gym.Env[str, str]):
         return self._task
 
     @property
+    def spec_data(self) -> Any:
+        """The domain as an :class:`~agentworld_gym.spec.EnvSpec` (ids, splits, tool schemas):
+        what the package's runners (``agentworld eval``, rollouts) read from an env."""
+        if self.domain.spec is None:
+            from agentworld_gym.tau2.spec import build_spec
+
+            self.domain.spec = build_spec(str(self.checkout.path), self.domain.name)
+        return self.domain.spec
+
+    @property
     def environment(self) -> Any:
         """The episode's tau2 ``Environment`` (read it; act through ``step``)."""
         return self._env
@@ -321,23 +367,22 @@ class Tau2Env(gym.Env[str, str]):
 
         if not parsed.calls:
             return [], []
-        self._messages.append(
-            {
-                "role": "assistant",
-                "content": parsed.content or None,
-                "tool_calls": [
-                    {
-                        "id": call.id or f"call_{self._turn}_{i}",
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": dumps(call.arguments or {})},
-                    }
-                    for i, call in enumerate(parsed.calls)
-                ],
-            }
-        )
+        assistant = {
+            "role": "assistant",
+            "content": parsed.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id or f"call_{self._turn}_{i}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": dumps(call.arguments or {})},
+                }
+                for i, call in enumerate(parsed.calls)
+            ],
+        }
+        self._messages.append(assistant)
         outputs, results, ran = [], [], []
         for i, call in enumerate(parsed.calls):
-            call_id = self._messages[-1]["tool_calls"][i]["id"]
+            call_id = assistant["tool_calls"][i]["id"]
             ok, error = True, None
             try:
                 if i >= self.max_calls_per_action:
