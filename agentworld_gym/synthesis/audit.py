@@ -506,12 +506,18 @@ MAX_IDS = 3
 person writes."""
 _OP_WORDS = r"(?:put|get|post|patch|create|update|delete|list|set|start|stop|add|remove)"
 _VERB_NOUN = re.compile(
-    rf"\b(\w+) (?:these|the following|all|every|each|\d+|a|an|the) (?:new )?\1\b"
+    rf"\b(\w+) (?:these|the following|all|every|each|one|\d+|a|an|the) (?:new )?\1(?:e?s)?\b"
     rf"|\b{_OP_WORDS} (?:these|the following|\d+|a|an) {_OP_WORDS}\b",
     re.I,
 )
 
 
+_DATED_RECORD = re.compile(
+    r"\b(?!(?:date|time|at|on|until|before|after|since|by|to|from|timestamp|deadline|expiry|"
+    r"and|or|between|of|is|was|were)\b)[a-z]+,? \"\d{4}-\d\d-\d\dT[^\"]*\""
+)
+"""A record named by a quoted timestamp ("the images "2023-02-11T20:22:56Z""): a key no
+person uses (a date as a value written or compared is fine)."""
 _REPEAT = re.compile(r"\b([a-z]{2,}) \1\b", re.I)
 
 
@@ -537,6 +543,8 @@ def unreadable(request: str, extra: frozenset[str] | set[str] = frozenset()) -> 
         return "a word written twice in a row"
     if _VERB_NOUN.search(masked):
         return "an operation name as the noun"
+    if _DATED_RECORD.search(request):
+        return "a record named by a timestamp"
     if "again, this time with" in masked:
         return "a write worded as a second create"
     if positional(request):

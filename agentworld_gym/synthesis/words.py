@@ -64,6 +64,22 @@ def unknown(phrase: str, extra: frozenset[str] | set[str] = frozenset()) -> list
     return [w for w in _WORD.findall(phrase) if not known(w, extra)]
 
 
+NOT_NOUNS = frozenset(
+    """all full expanded default basic detailed details mine self me current simple extended
+    compact minimal raw info bulk batch multiple single new old latest recent own some any
+    none other others each every del dels gets sets lists by for with of in on at to from
+    create update delete remove search query find count total bulks alls fulls""".split()
+)
+"""Words a collection's noun can end in that name no kind of thing ("the only full in the
+order", "the group of the all"): views and verbs of an API, not its records."""
+
+
+def noun_reads(noun: str, extra: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether ``noun`` (a collection's, as a request says it) names a kind of thing."""
+    w = _WORD.findall(noun.lower())
+    return bool(w) and w[-1] not in NOT_NOUNS and not unknown(noun, extra)
+
+
 def prose_words(spec: Any) -> frozenset[str]:
     """The lower-cased words of an environment's own descriptions (name, tools, arguments)
     and of its tools' and collections' names cut at case changes: the API's own terms

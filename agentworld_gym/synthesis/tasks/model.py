@@ -182,7 +182,9 @@ class EnvModel:
 
 
 # -- profiles -------------------------------------------------------------------------------
-def profile(records: list[dict[str, Any]], pk: str, references: dict[str, str]) -> Profile:
+def profile(
+    records: list[dict[str, Any]], pk: str, references: dict[str, str], noun: str = ""
+) -> Profile:
     """Which fields filter, aggregate and label well (see :class:`Profile`)."""
     n = len(records)
     values: dict[str, list[Any]] = {}
@@ -198,7 +200,7 @@ def profile(records: list[dict[str, Any]], pk: str, references: dict[str, str]) 
         counts = Counter(map(repr, vs))
         distinct = len(counts)
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):
-            if distinct >= 3 and not looks_like_id(k):
+            if distinct >= 3 and not looks_like_id(k) and not _code_like(k):
                 prof.numeric.append(k)
         flags = distinct <= 5 and all(isinstance(v, int) for v in vs)  # 0/1, small codes
         if 2 <= distinct <= max(2, n // 2) and all(
@@ -215,11 +217,29 @@ def profile(records: list[dict[str, Any]], pk: str, references: dict[str, str]) 
                 continue
             label_rank.append((rank, k))
     prof.labels = [k for _, k in sorted(label_rank)]
-    prof.names = [k for r, k in sorted(label_rank) if r < 50 or _naming(k)]
+    prof.names = [k for r, k in sorted(label_rank) if r < 50 or _naming(k, noun)]
     return prof
 
 
-def _naming(name: str) -> bool:
+def _code_like(name: str) -> bool:
+    """A number that names rather than measures ("order identifier", "return code", "zip"):
+    its total or average means nothing."""
+    w = words(name)
+    return bool(w) and w[-1] in (
+        "identifier", "code", "number", "no", "num", "nr", "zip", "year", "month", "day",
+        "index", "idx", "position", "order", "sequence", "version", "port", "phone", "type",
+    )  # fmt: skip
+
+
+_OWN = frozenset(("display", "full", "friendly", "short", "long", "given", "common", "unique"))
+
+
+def _naming(name: str, noun: str = "") -> bool:
+    """Whether the field names the record itself: ``name``, ``project_name`` in projects,
+    ``display_name`` -- not ``creator_name`` or ``conductor_name``, which name someone else."""
+    w = words(name)
+    if len(w) > 1 and not set(w[:-1]) <= _OWN | set(words(noun)):
+        return False
     return any(
         w
         in (
@@ -365,7 +385,12 @@ def build_model(spec: EnvSpec) -> EnvModel:
         records = list(db.scan(name))
         noun = _noun(name, glued)
         collections[name] = CollectionModel(
-            name, meta.primary_key, noun, records, profile(records, meta.primary_key, refs), refs
+            name,
+            meta.primary_key,
+            noun,
+            records,
+            profile(records, meta.primary_key, refs, noun),
+            refs,
         )
     for tm in tools.values():
         if tm.collection in collections:

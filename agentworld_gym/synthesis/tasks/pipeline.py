@@ -42,7 +42,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
 from agentworld_gym.synthesis.tasks.sample.walk import WalkConfig, Walker
 from agentworld_gym.synthesis.tasks.values import rng_for
 from agentworld_gym.synthesis.tasks.verifier.seal import seal
-from agentworld_gym.synthesis.words import prose_words
+from agentworld_gym.synthesis.words import noun_reads, prose_words
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +197,25 @@ class EnvSynthesizer:
     def _prose(self) -> frozenset[str]:
         """The environment's own words (its product and brand names) a request may use."""
         return prose_words(self.spec)
+
+    @functools.cached_property
+    def _bad_nouns(self) -> re.Pattern[str] | None:
+        """The collection nouns that name no kind of thing ("full", "all", "dels")."""
+        bad = sorted(
+            {c.noun for c in self.model.collections.values() if not noun_reads(c.noun, self._prose)}
+        )
+        if not bad:
+            return None
+        return re.compile(
+            r"\b(?:the|a|an|\d+|these|every|all|only) (?:"
+            + "|".join(re.escape(n) + "(?:e?s)?" for n in bad)
+            + r")\b",
+            re.I,
+        )
+
+    def _misnamed(self, c: Candidate) -> str | None:
+        found = self._bad_nouns.search(c.task.instruction) if self._bad_nouns else None
+        return f"a collection name as a noun {found.group(0)!r}" if found else None
 
     @functools.cached_property
     def _keys(self) -> set[tuple[str, str]]:
@@ -354,12 +373,10 @@ class EnvSynthesizer:
                 why = "surplus"
             if why is None:
                 why = self._horizon(c, kind)
-            if (
-                why is None
-                and self.graphs.strict
-                and (bad := unreadable(c.task.instruction, self._prose))
-            ):
-                why = "unreadable: " + bad.split(" '")[0]
+            if why is None and self.graphs.strict:
+                bad = unreadable(c.task.instruction, self._prose) or self._misnamed(c)
+                if bad:
+                    why = "unreadable: " + bad.split(" '")[0]
             if why is None:
                 why = self.gate(c)
             if why is not None:

@@ -277,12 +277,19 @@ def _one_errand(steps: list[Step], facts: list[Fact]) -> bool:
 
 
 def _rewrites(steps: list[Step]) -> bool:
-    """Whether two updates write one field of one record (the first is undone: a request
-    that says both reads as two unrelated asks)."""
+    """Whether two updates write one field of one record, or a record is updated and then
+    deleted (the first write is undone: a request that says both reads as unrelated asks)."""
     seen: set[tuple[str, str, str]] = set()
+    updated: set[str] = set()
     for s in steps:
-        if s.tool.op != "update":
+        if s.tool.op not in ("update", "delete"):
             continue
+        key = [str(src.value) for n, src in s.sources.items() if s.tool.params[n].role == KEY]
+        if s.tool.op == "delete":
+            if f"{s.tool.collection}:{key}" in updated:
+                return True  # changed, then deleted: the change was for nothing
+            continue
+        updated.add(f"{s.tool.collection}:{key}")
         keys = sorted(
             (n, str(src.value))
             for n, src in s.sources.items()

@@ -336,7 +336,7 @@ def name_field(caps: Caps, records: list[dict[str, Any]]) -> str | None:
     coll, tool = caps.coll, caps.lister
     if tool is None or not records:
         return None
-    fields = [*coll.profile.names, *(f for f in coll.profile.labels if f not in coll.profile.names)]
+    fields = coll.profile.names  # a unique "kind" or timestamp is no name people use
     for lf in fields:
         if lf in tool.hidden or lf == coll.pk:
             continue

@@ -19,6 +19,7 @@ and a second mention of the same record says "it".
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,9 +225,12 @@ class GoalWriter:
         """The record's name, title or email, as people call it (``""`` when it has none)."""
         if not isinstance(rec, dict):
             return ""
+        coll = self.model.collections.get(step.tool.collection or "")
         for f in self._name_fields(step):
             value = rec.get(f)
             if isinstance(value, str) and value.strip() and len(value) <= 60:
+                if coll is not None and sum(r.get(f) == value for r in coll.records) > 1:
+                    continue  # two records of that name: the name does not say which
                 return value
         return ""
 
@@ -323,6 +327,12 @@ class GoalWriter:
         last: str | None = None
         for i, step in enumerate(steps):
             if step.tool.writes:
+                group = self._group(i, steps, outputs, by_step)
+                if len(group) > 1:  # one sentence for the same write on several records
+                    if group[0] == i:
+                        sentences.append((self._group_sentence(group, steps, outputs, rng), True))
+                        last = None
+                    continue
                 text, last = self._write_sentence(i, step, steps, outputs, rng, last)
                 sentences.append((text, True))
             for f in by_step.get(i, []):
@@ -345,6 +355,114 @@ class GoalWriter:
             if s.kind in ("given", "anchor") and not isinstance(s.value, dict)
         ]
         return body, given
+
+    # -- the same write on several records: one sentence ------------------------------------
+    def _signature(self, i: int, steps: list[Step], outputs: list[Any]) -> tuple | None:
+        """What a write does, apart from its record: equal for writes one sentence can say
+        together ("delete the loggers "a", "b" and "c""); ``None`` when it cannot be said so."""
+        step = steps[i]
+        m = self._meanings.get(step.tool.name) or Meaning(step.tool.op, step.tool.op, "", False)
+        op = m.op if m.op in ("create", "update", "delete", "action") else step.tool.op
+        if op == "create":
+            fields = self._fields(step)
+            if len(fields) != 1:
+                return None
+            return (
+                "create",
+                step.tool.name,
+                fields[0][0],
+                self._create_scope(step, steps, outputs),
+            )
+        parts = _NAMED.match(self.target(step, steps, outputs, self.noun(step)))
+        if parts is None or " of " in parts["noun"] or "that" in parts["noun"]:
+            return None
+        values = tuple((lab, repr(v)) for lab, v in self._fields(step))
+        return (op, step.tool.name, values, parts["noun"], parts["where"])
+
+    def _group(
+        self, i: int, steps: list[Step], outputs: list[Any], by_step: dict[int, list[Fact]]
+    ) -> list[int]:
+        """The run of writes with one signature that step ``i`` belongs to (no asked value
+        or other write between them)."""
+        sig: dict[int, tuple | None] = {}
+
+        def same(j: int) -> bool:
+            if j not in sig:
+                sig[j] = self._signature(j, steps, outputs) if steps[j].tool.writes else None
+            return sig[j] is not None and sig[j] == sig[i] and not by_step.get(j)
+
+        if by_step.get(i) or not same(i):
+            return [i]
+        lo = i
+        for j in range(i - 1, -1, -1):
+            if by_step.get(j) or (steps[j].tool.writes and not same(j)):
+                break
+            if steps[j].tool.writes:
+                lo = j
+        run = [lo]
+        for j in range(lo + 1, len(steps)):
+            if by_step.get(j) or (steps[j].tool.writes and not same(j)):
+                break
+            if steps[j].tool.writes:
+                run.append(j)
+        return run
+
+    def _group_sentence(
+        self, group: list[int], steps: list[Step], outputs: list[Any], rng: random.Random
+    ) -> str:
+        first = steps[group[0]]
+        sig = self._signature(group[0], steps, outputs)
+        assert sig is not None
+        noun = self.noun(first)
+        many = plural(noun)
+        if sig[0] == "create":
+            label, where = sig[2], sig[3]
+            values = series([quote(self._fields(steps[j])[0][1]) for j in group])
+            return rng.choice(
+                [
+                    f"Add {len(group)} new {many}{where}, with the {plural(label)} {values}.",
+                    f"Please create {many}{where} with the {plural(label)} {values}.",
+                ]
+            )
+        op, _, values, _, where = sig
+        names = []
+        for j in group:
+            parts = _NAMED.match(self.target(steps[j], steps, outputs, self.noun(steps[j])))
+            assert parts is not None
+            names.append(parts["name"])
+        them = f"the {many} {series(names)}{where}"
+        if op == "delete":
+            return rng.choice(
+                [
+                    f"Delete {them}.",
+                    f"Please remove {them}.",
+                    f"{cap(them)} are no longer needed; delete them.",
+                ]
+            )
+        fields = self._fields(first)
+        if op == "action" or not fields:
+            m = self._meanings.get(first.tool.name)
+            verb = (m.verb if m else "") or ("update" if op == "update" else "process")
+            with_ = (
+                (" with " + series([f"{lab} {quote(v)}" for lab, v in fields])) if fields else ""
+            )
+            return rng.choice([f"{cap(verb)} {them}{with_}.", f"Please {verb} {them}{with_}."])
+        flag = _flag(fields)
+        if flag is not None:
+            return rng.choice(
+                [f"Make sure {them} are {flag}.", f"Please make sure {them} are {flag}."]
+            )
+        if len(fields) == 1:
+            ((lab, v),) = fields
+            return rng.choice(
+                [
+                    f"Set the {lab} of {them} to {quote(v)}.",
+                    f"Change the {lab} of {them} to {quote(v)}.",
+                    f"Update {them} so that their {lab} is {quote(v)}.",
+                ]
+            )
+        sets = series([f"{lab} to {quote(v)}" for lab, v in fields])
+        return f"For {them}, set the {sets}."
 
     @staticmethod
     def _join(sentences: list[tuple[str, bool]], rng: random.Random) -> str:
@@ -520,6 +638,10 @@ class GoalWriter:
             if not first:
                 options.append(f"I also need the {label} of {target}.")
         return rng.choice(options), target
+
+
+_NAMED = re.compile(r'^the (?P<noun>[^"]+?) (?P<name>"[^"]*")(?P<where>.*)$')
+"""A record named by its name or key ("the logger "payroll-east" in ...")."""
 
 
 def _flag(fields: list[tuple[str, Any]]) -> str | None:
