@@ -33,3 +33,9 @@ def test_an_environment_s_own_terms_are_known_to_its_requests() -> None:
     words = prose_words(env)
     assert {"serverfarms", "app", "service", "plans", "hybridconnectionrelays"} <= words
     assert unknown("the serverfarm of the plan", words) == []
+
+
+def test_clitics_are_judged_by_their_word() -> None:
+    text = "I'm sure the project's owner isn't done; don't wait, we'll see."
+    assert unknown(text) == []
+    assert unknown("the dnse's owner") == ["dnse's"]

@@ -21,6 +21,7 @@ import orjson
 
 from agentworld_gym.semantics import Meaning, meaning
 from agentworld_gym.synthesis.fields import is_slogan
+from agentworld_gym.synthesis.words import prose_words
 from agentworld_gym.verifiers.checks import leaves
 
 # -- request text ----------------------------------------------------------------------------
@@ -636,6 +637,8 @@ class Tally:
     raw_fields: list[str] = field(default_factory=list)
     deep: list[str] = field(default_factory=list)
     overwritten: list[str] = field(default_factory=list)
+    stumbles: list[str] = field(default_factory=list)
+    """Tasks whose request synthesis's readability rules (:func:`unreadable`) refuse."""
 
     def merge(self, other: Tally) -> None:
         for name, value in vars(other).items():
@@ -649,7 +652,9 @@ class Tally:
 
 def audit_env(folder: Path) -> Tally:
     """The bars' per-task results for one environment folder."""
-    env = env_facts(orjson.loads((folder / "env.json").read_bytes()), folder)
+    doc = orjson.loads((folder / "env.json").read_bytes())
+    env = env_facts(doc, folder)
+    prose = prose_words(doc)
     tasks_file = folder / "tasks.json"
     tasks = orjson.loads(tasks_file.read_bytes()) if tasks_file.is_file() else []
     t = Tally(tasks=len(tasks))
@@ -671,6 +676,7 @@ def audit_env(folder: Path) -> Tally:
             (t.raw_fields, raw_field_words(request)),
             (t.deep, deep_relation(request)),
             (t.overwritten, overwritten_writes(task, env)),
+            (t.stumbles, task.get("kind") != "manual" and unreadable(request, prose)),
         ):
             if hit:
                 ids.append(tid)
@@ -706,9 +712,11 @@ def tally(root: Path, workers: int = 1, only: Iterable[str] = ()) -> Tally:
 
 
 def readability(t: Tally, examples: int = 5) -> list[Bar]:
-    """The defects a blind read of 40 tasks found most (no target is set yet: they are
+    """The defects a blind read of 40 tasks found most (no target is set: they are
     measured so that work on them shows): records picked by list position, field
-    identifiers as words, relations 3+ deep, a field written twice."""
+    identifiers as words, relations 3+ deep, a field written twice, and every rule of
+    :func:`unreadable` (task synthesis refuses such requests except where an environment
+    would otherwise fall under its floor of tasks)."""
     n = max(t.tasks, 1)
     return [
         Bar(
@@ -719,6 +727,7 @@ def readability(t: Tally, examples: int = 5) -> list[Bar]:
             ("field identifier as words", t.raw_fields),
             ("relation 3+ deep", t.deep),
             ("same field written twice", t.overwritten),
+            ("refused by synthesis's readability rules", t.stumbles),
         )
     ]
 

@@ -22,6 +22,8 @@ from typing import Any
 
 _DATA = Path(__file__).with_name("api_words.txt")
 _WORD = re.compile(r"[A-Za-z]+")
+_TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+"""A word with its clitic ("project's", "I'm", "isn't")."""
 _PROSE_KEYS = ("description", "summary", "title")
 
 
@@ -49,8 +51,14 @@ def _stems(word: str) -> Iterable[str]:
 
 
 def known(word: str, extra: frozenset[str] | set[str] = frozenset()) -> bool:
-    """Whether ``word`` (any case) is a word a reader knows; digits always are."""
-    w = word.lower()
+    """Whether ``word`` (any case) is a word a reader knows; digits always are; a clitic
+    ("'s", "'m", "n't") is judged by its word."""
+    w = word.lower().replace("’", "'")
+    if "'" in w:
+        base, _, clitic = w.partition("'")
+        if clitic == "t" and base.endswith("n"):  # isn't, don't, won't, can't
+            return known(base[:-1], extra) or known(base, extra)
+        return known(base, extra) if clitic in ("s", "m", "re", "ve", "ll", "d") else False
     if not w.isalpha():
         return True
     if len(w) == 1:
@@ -61,7 +69,7 @@ def known(word: str, extra: frozenset[str] | set[str] = frozenset()) -> bool:
 
 def unknown(phrase: str, extra: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """The words of ``phrase`` a reader would not know (``[]`` when it reads)."""
-    return [w for w in _WORD.findall(phrase) if not known(w, extra)]
+    return [w for w in _TOKEN.findall(phrase) if not known(w, extra)]
 
 
 NOT_NOUNS = frozenset(
