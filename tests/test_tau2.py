@@ -23,8 +23,9 @@ pytest.importorskip("loguru", reason="the tau2 extra is not installed")
 pytest.importorskip("docstring_parser", reason="the tau2 extra is not installed")
 
 from agentworld_gym.tau2 import Tau2ScriptedUser, gym_id, register  # noqa: E402
-from agentworld_gym.tau2.env import GREETING, Tau2Env  # noqa: E402
+from agentworld_gym.tau2.env import Tau2Env  # noqa: E402
 from agentworld_gym.tau2.evaluation import evaluate  # noqa: E402
+from agentworld_gym.tau2.prompts import GREETING  # noqa: E402
 from agentworld_gym.tau2.replay import replay_gold  # noqa: E402
 from agentworld_gym.tau2.users import Tau2LLMUser  # noqa: E402
 from agentworld_gym.users import LLMUser  # noqa: E402

@@ -44,43 +44,15 @@ from agentworld_gym.jsonsafe import clean_text, preview
 from agentworld_gym.spaces import TextSpace
 from agentworld_gym.tau2.checkout import Tau2Checkout
 from agentworld_gym.tau2.evaluation import Tau2Verification, evaluate
+from agentworld_gym.tau2.prompts import (
+    AGENT_INSTRUCTION,
+    AGENT_SYSTEM_PROMPT,
+    GREETING,
+    USER_SYSTEM_PROMPT,
+)
 from agentworld_gym.tau2.users import STOP_TOKENS, is_stop
 
-__all__ = ["AGENT_SYSTEM_PROMPT", "GREETING", "Tau2Env", "default_user", "make_env"]
-
-GREETING = "Hi! How can I help you today?"
-"""tau2's first agent message (``orchestrator.DEFAULT_FIRST_AGENT_MESSAGE``)."""
-
-AGENT_INSTRUCTION = """
-You are a customer service agent that helps the user according to the <policy> provided below.
-In each turn you can either:
-- Send a message to the user.
-- Make a tool call.
-You cannot do both at the same time.
-
-Try to be helpful and always follow the policy. Always make sure you generate valid JSON only.
-""".strip()
-"""tau2's ``agent.llm_agent.AGENT_INSTRUCTION`` (that module imports tau2's LLM client)."""
-
-AGENT_SYSTEM_PROMPT = """
-<instructions>
-{agent_instruction}
-</instructions>
-<policy>
-{domain_policy}
-</policy>
-""".strip()
-"""tau2's ``agent.llm_agent.SYSTEM_PROMPT``."""
-
-USER_SYSTEM_PROMPT = """
-{global_user_sim_guidelines_with_persona}
-
-<scenario>
-{instructions}
-</scenario>
-""".strip()
-"""tau2's ``user.user_simulator.SYSTEM_PROMPT``."""
-
+__all__ = ["MAX_TURNS", "Tau2Env", "default_user", "make_env"]
 
 MAX_TURNS = 50
 """Default turn budget of the agent (tool calls and messages), as ``max_turns``."""
