@@ -108,5 +108,5 @@ def cmd_import_tau2(args: argparse.Namespace) -> int:
         )
         for failure in (replay or {}).get("failures", [])[:10]:
             print(f"    task {failure['task_id']}: {failure['breakdown']}")
-    print(f"\nuse them with: AGENTWORLD_TAU2={checkout.path} (then import agentworld_gym.tau2)")
+    print(f"\nregister them: AGENTWORLD_TAU2={checkout.path} (read by import agentworld_gym)")
     return 0

@@ -135,10 +135,15 @@ class Tau2Env(gym.Env[str, str]):
         self.observation_space = TextSpace()
         self.action_space = TextSpace(max_length=max_action_chars)
         probe = self.domain.new_environment()
-        self._tool_schemas = [t.openai_schema for t in probe.get_tools()]
-        self._user_schemas = (
-            [t.openai_schema for t in probe.get_user_tools()] if probe.user_tools else []
-        )
+        tools = probe.get_tools()
+        user_tools = probe.get_user_tools() if probe.user_tools is not None else []
+        self._tool_schemas = [t.openai_schema for t in tools]
+        self._user_schemas = [t.openai_schema for t in user_tools]
+        # each tool's own pydantic parameter model, kept: tau2 builds it from docstrings
+        self._params = {
+            "assistant": {t.name: t.params for t in tools},
+            "user": {t.name: t.params for t in user_tools},
+        }
         from tau2.environment.toolkit import get_tool_types
 
         self._tool_types = get_tool_types(probe.tools)
@@ -394,7 +399,7 @@ class Tau2Env(gym.Env[str, str]):
         from tau2.data_model.message import ToolCall
 
         kit = self._env.tools if requestor == "assistant" else self._env.user_tools
-        known = sorted(kit.get_tools()) if kit is not None else []
+        known = sorted(self._params[requestor])
         if name not in known:
             close = difflib.get_close_matches(str(name), known, n=3)
             hint = f" Did you mean {', '.join(close)}?" if close else ""
@@ -403,7 +408,7 @@ class Tau2Env(gym.Env[str, str]):
             raise ToolArgumentError(
                 f"Expected the arguments of {name} as a JSON object, got {type(arguments).__name__}"
             )
-        params = kit.get_tools()[name].params
+        params = self._params[requestor][name]
         unexpected = sorted(set(arguments) - set(params.model_fields))
         if unexpected:
             close = difflib.get_close_matches(unexpected[0], list(params.model_fields), n=1)
