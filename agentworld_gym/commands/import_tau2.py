@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "database and evaluators. Every task's gold actions are replayed through the "
             "environment with a scripted user and scored by tau2's evaluators (NL assertions "
             "stay unjudged without an LLM judge). Register the environments in a process with "
-            "AGENTWORLD_TAU2=PATH (read when agentworld_gym.tau2 is imported) or "
+            "AGENTWORLD_TAU2=PATH (read by import agentworld_gym) or "
             "agentworld_gym.tau2.register(PATH). Needs the 'tau2' extra."
         ),
     )
