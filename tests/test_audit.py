@@ -286,3 +286,19 @@ def test_unreadable_names_what_a_reader_stumbles_on() -> None:
     )
     # the environment's own terms are words too
     assert A.unreadable('Tell me the sku of the serverfarm "plan-1".', {"serverfarm"}) is None
+
+
+def test_a_write_of_a_number_or_flag_is_judged_where_the_request_says_it(
+    env: A.EnvFacts,
+) -> None:
+    question = 'Which is older, the order "Blue teapot" or "Red kettle"?'
+    right = task(
+        f"{question} If it's the first, cancel it with priority 3.",
+        [("CancelOrder", {"orderId": "ord_938d63d9e9", "priority": 3})],
+    )
+    assert A.verb_mismatches(right, env) == []
+    wrong = task(
+        f"{question} If it's the first, update it: set its flagged to true.",
+        [("CancelOrder", {"orderId": "ord_938d63d9e9", "flagged": True})],
+    )
+    assert len(A.verb_mismatches(wrong, env)) == 1

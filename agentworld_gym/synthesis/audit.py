@@ -265,6 +265,17 @@ def _literal_strings(value: Any) -> Iterator[str]:
             yield from _literal_strings(v)
 
 
+def _said(value: Any) -> Iterator[str]:
+    """A written value as a request says it: its strings, numbers, and booleans as words
+    ("set its write enabled to false")."""
+    if isinstance(value, bool):
+        yield "true" if value else "false"
+    elif isinstance(value, int | float):
+        yield str(value)
+    else:
+        yield from _literal_strings(value)
+
+
 def names_findable_id(task: dict[str, Any], env: EnvFacts) -> list[str]:
     """The internal ids the request names where people could name the record otherwise.
 
@@ -294,7 +305,7 @@ def write_sentences(
     of the values it writes, else (when none does) one of its keys (3+ characters). Other
     sentences may name the same record: "tell me its completed at", "delete it"."""
     args = call.get("arguments") or {}
-    body = [v for k, a in args.items() if k not in addressing for v in _literal_strings(a)]
+    body = [v for k, a in args.items() if k not in addressing for v in _said(a)]
     keys = [v for v in _literal_strings(args) if v not in body]
     sentences = [s for s in split_sentences(request) if s.strip() and sentence_verbs(s)]
     found = [s for s in sentences if any(v in s for v in body if len(v) >= 3)]
@@ -381,8 +392,8 @@ def verb_mismatches(task: dict[str, Any], env: EnvFacts) -> list[str]:
         for sentence in write_sentences(request, call, frozenset(env.addressing.get(name, {}))):
             clause = _write_clause(sentence, call)
             verdict = worded_as(clause, m)
-            if verdict is False and worded_as(sentence, m) is True:
-                verdict = True
+            if verdict is not True and worded_as(sentence, m) is True:
+                verdict = True  # the sentence says it ("upload 3 files ...; their names are")
             if verdict is True:
                 wrong = []
                 break
@@ -472,6 +483,7 @@ _POSITIONAL = re.compile(
 )
 _RAW_FIELD = re.compile(
     r"\b(?:its|the|whose|is) (?:is|has) [a-z]+\b|\bis [a-z]+ is (?:true|false)\b"
+    r"|\b(?:with|and) (?:is|has) [a-z]+ (?:true|false)\b"
 )
 
 

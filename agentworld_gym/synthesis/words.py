@@ -82,13 +82,31 @@ NOT_NOUNS = frozenset(
 order", "the group of the all"): views and verbs of an API, not its records."""
 
 
+_OPERATION = frozenset("api v get put post patch update create delete list filter by".split())
+
+
 def noun_reads(noun: str, extra: frozenset[str] | set[str] = frozenset()) -> bool:
-    """Whether ``noun`` (a collection's, as a request says it) names a kind of thing."""
+    """Whether ``noun`` (a collection's, as a request says it) names a kind of thing: at
+    most three words, none of them an operation's ("patch api v 1 subscriptions ...",
+    "update deletion protections"), every one known (``extra``: the environment's prose,
+    not its identifiers), the last a noun."""
     w = _WORD.findall(noun.lower())
-    return bool(w) and w[-1] not in NOT_NOUNS and not unknown(noun, extra)
+    return (
+        0 < len(w) <= 3
+        and w[-1] not in NOT_NOUNS
+        and not set(w) & _OPERATION
+        and not unknown(noun, extra)
+    )
 
 
-def prose_words(spec: Any) -> frozenset[str]:
+_GLUED = re.compile(
+    r"^(?:by|add|get|set|list|create|update|delete|remove|put|post|is|has|for)[a-z]{3,}$"
+)
+"""An identifier run together from a verb or preposition and a noun ("byseller",
+"addrequests"): the API's spelling, not a term its users say."""
+
+
+def prose_words(spec: Any, names: bool = True) -> frozenset[str]:
     """The lower-cased words of an environment's own descriptions (name, tools, arguments)
     and of its tools' and collections' names cut at case changes: the API's own terms
     ("serverfarm" for Azure's ``serverfarms``), which its users say too."""
@@ -96,11 +114,15 @@ def prose_words(spec: Any) -> frozenset[str]:
 
     env = _as_dict(spec)
     found = {w.lower() for w in _WORD.findall(" ".join(_prose(env)))}
-    for name in [
-        *(t.get("name") or "" for t in env.get("tools") or []),
-        *env.get("collections", ()),
-    ]:
-        found.update(words(str(name)))
+    for name in (
+        [
+            *(t.get("name") or "" for t in env.get("tools") or []),
+            *env.get("collections", ()),
+        ]
+        if names
+        else []
+    ):
+        found.update(w for w in words(str(name)) if not _GLUED.match(w))
     return frozenset(s for w in found for s in _stems(w))  # "serverfarm" from "serverfarms"
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentworld_gym.spec import EnvSpec
+from agentworld_gym.synthesis.tasks.values import flag_reads
 
 KEY, SCOPE, FILTER, MATCH, SEARCH, PAGE, BODY, OTHER = (
     "key",
@@ -203,6 +204,8 @@ def profile(
             if distinct >= 3 and not looks_like_id(k) and not _code_like(k):
                 prof.numeric.append(k)
         flags = distinct <= 5 and all(isinstance(v, int) for v in vs)  # 0/1, small codes
+        if all(isinstance(v, bool) for v in vs) and not flag_reads(k):
+            continue  # "with bypass policy lockout safety check on": no condition to state
         if 2 <= distinct <= max(2, n // 2) and all(
             isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40) or flags for v in vs
         ):

@@ -202,7 +202,11 @@ class EnvSynthesizer:
     def _bad_nouns(self) -> re.Pattern[str] | None:
         """The collection nouns that name no kind of thing ("full", "all", "dels")."""
         bad = sorted(
-            {c.noun for c in self.model.collections.values() if not noun_reads(c.noun, self._prose)}
+            {
+                c.noun
+                for c in self.model.collections.values()
+                if not noun_reads(c.noun, prose_words(self.spec, names=False))
+            }
         )
         if not bad:
             return None

@@ -17,6 +17,7 @@ from agentworld_gym.verifiers.checks import _MISSING, get_path
 __all__ = [
     "items_path",
     "MISSING",
+    "flag_reads",
     "fresh_text",
     "get_path",
     "join",
@@ -108,11 +109,29 @@ def writable_field(name: str, schema: dict[str, Any] | None = None) -> bool:
     )
 
 
+_FLAG_HEADS = ("has", "have", "can", "allow", "allows", "should", "supports", "requires")
+
+
+def flag_reads(name: str) -> bool:
+    """Whether a yes/no field can be said in words: ``active``, ``is_public``,
+    ``has_attachments``, ``can_edit``, ``email_verified`` -- not ``bypass policy lockout
+    safety check`` or ``ui editable``, which come out as "with ... on"."""
+    w = words_of(_leaf(name)[0])
+    if w[:1] in (["is"], ["are"]):
+        w = w[1:]
+    if not w:
+        return False
+    return len(w) == 1 or w[0] in _FLAG_HEADS or (len(w) == 2 and w[-1].endswith("ed"))
+
+
 def sayable_field(name: str, schema: dict[str, Any] | None = None) -> bool:
     """Whether a value a task makes up for this field reads as meant: not free text of no
     known kind ("set the certificate to "Invoice dispute resolution"" reads as nonsense;
-    a name, description, status, date, email or enum value does not)."""
+    a name, description, status, date, email or enum value does not), and a yes/no field
+    only when it can be said in words (:func:`flag_reads`)."""
     schema = schema if isinstance(schema, dict) else {}
+    if schema_type(schema) == "boolean":
+        return flag_reads(name)
     if schema.get("enum") or schema_type(schema) not in ("string", ""):
         return True
     return kind_of(_leaf(name)[0], schema) != "text"

@@ -35,6 +35,17 @@ def quote(value: Any) -> str:
     return str(value)
 
 
+def told(label: str, value: Any) -> str:
+    """A field and its value as a request states it: ``status "open"``; a yes/no value as
+    ``draft set to false`` (never "is draft false")."""
+    if isinstance(value, bool):
+        words = label.split()
+        if words[:1] in (["is"], ["are"]) and len(words) > 1:
+            label = " ".join(words[1:])
+        return f"{label} set to {quote(value)}"
+    return f"{label} {quote(value)}"
+
+
 def cap(text: str) -> str:
     """``text`` with its first letter upper-case (quotes and the rest left alone)."""
     for i, ch in enumerate(text):

@@ -36,7 +36,14 @@ from agentworld_gym.synthesis.tasks.model import (
     singular,
     words,
 )
-from agentworld_gym.synthesis.tasks.request.render import cap, ordinal, plural, quote, series
+from agentworld_gym.synthesis.tasks.request.render import (
+    cap,
+    ordinal,
+    plural,
+    quote,
+    series,
+    told,
+)
 from agentworld_gym.synthesis.tasks.sample.walk import Source, Step
 from agentworld_gym.synthesis.tasks.values import get_path
 from agentworld_gym.synthesis.words import prose_words, unknown
@@ -96,6 +103,10 @@ def _strip_id(name: str) -> str:
     if len(w) > 1 and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids", "name", "arn"):
         w = w[:-1]
     return " ".join(w)
+
+
+_NO_ROLE = frozenset(("id", "gid", "uuid", "pk", "key", "ref", "value", "parent", "data", "item"))
+"""Relation fields that say nothing of the role ("the chart that is the pk of the data")."""
 
 
 def _a(noun: str) -> str:
@@ -167,9 +178,9 @@ class GoalWriter:
         which = self.record(j, prefix, steps, outputs, depth + 1, None)
         relation = _strip_id(fld)
         mine, theirs = set(words(noun)), set(words(relation))
-        if not relation or relation in ("id", "gid", "uuid") or mine <= theirs or theirs <= mine:
+        if not relation or relation in _NO_ROLE or mine <= theirs or theirs <= mine:
             return f"the {noun} of {which}"  # "the queue of the config", not "... queue name"
-        return f"the {noun} that is the {self._say(relation)} of {which}"
+        return f"the {self._say(relation)} of {which}"  # "the owner of the test run"
 
     def record(
         self,
@@ -339,11 +350,6 @@ class GoalWriter:
                 text, last = self._ask(f, step, steps, outputs, rng, last, not sentences)
                 sentences.append((text, False))
         body = self._join(sentences, rng)
-        style = rng.randrange(6)
-        if style == 0:
-            body = f"I'm working in {env_name}. {body}"
-        elif style == 1:
-            body = f"{body} (This is in {env_name}.)"
         if facts and rng.random() < 0.3:
             body += " " + rng.choice(
                 ("Just the values, please.", "A short answer is enough.", "Thanks!")
@@ -504,7 +510,7 @@ class GoalWriter:
         if m.verb and m.verb[:5] == noun[:5]:  # "cancel the cancellation"
             self.problems.append(f"the verb {m.verb!r} repeats the noun {noun!r}")
         fields = self._fields(step)
-        values = [f"{label} {quote(v)}" for label, v in fields]
+        values = [told(label, v) for label, v in fields]
         op = m.op if m.op in ("create", "update", "delete", "action") else tool.op
         if op == "create":
             where = self._create_scope(step, steps, outputs)

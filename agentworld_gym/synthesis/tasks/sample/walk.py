@@ -48,6 +48,7 @@ from agentworld_gym.synthesis.tasks.values import (
     items_path,
     join,
     new_value,
+    sayable_field,
     simple,
     typed,
     writable_field,
@@ -527,6 +528,12 @@ class Walker:
         fld = p.field or p.name
         if not writable_field(fld, p.schema) and (tool.op != "create" or not p.required):
             return None  # ids, etags, stamps: the service keeps them, people do not set them
+        if simple(p.schema) and not sayable_field(fld, p.schema):
+            # a required field of no known kind: a value the world holds, never made-up text
+            held = [
+                r.get(fld) for r in (coll.records if coll else []) if isinstance(r.get(fld), str)
+            ]
+            return Source("given", field=fld, value=rng.choice(held)) if held else None
         if simple(p.schema):
             known = coll.profile.categorical.get(fld) if coll else None
             value = new_value(p.schema, fld, current.get(fld), rng, known)

@@ -17,7 +17,7 @@ from typing import Any
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
 from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
-from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote, series
+from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote, series, told
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Answer,
     Caller,
@@ -87,8 +87,22 @@ def lookup_branch(
     if not pair or (numeric and not number(pair[0].get(f))):
         return None
     a = pair[0]
-    own = tcaps is caps and rng.random() < 0.7
-    target = a if own else rng.choice(tcaps.coll.records)
+    # the record the condition is about, or one of its own (a record that points at it):
+    # an unrelated target reads as a made-up rule ("if the operation is done, rename the
+    # oauth client")
+    key = a.get(coll.pk)
+    related = [
+        r
+        for r in tcaps.coll.records
+        if r is not a and any(v == key for k, v in r.items() if k != tcaps.coll.pk)
+    ]
+    own = tcaps is caps
+    if own:
+        target = a
+    elif related:
+        target = rng.choice(related)
+    else:
+        return None
     w = rng.choice(tcaps.writable)
     if w.path == f and target is a:
         return None
@@ -419,7 +433,7 @@ def create_batch(
 
 def _told(caps: Caps, values: dict[str, Any]) -> list[str]:
     tool = caps.maker
-    return [f"{field_name(tool.params[k].field or k)} {quote(v)}" for k, v in values.items()]
+    return [told(field_name(tool.params[k].field or k), v) for k, v in values.items()]
 
 
 def create_chain(

@@ -27,7 +27,7 @@ from agentworld_gym.synthesis.tasks.model import (
     humanize,
     scalar,
 )
-from agentworld_gym.synthesis.tasks.request.render import plural, quote
+from agentworld_gym.synthesis.tasks.request.render import plural, quote, told
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Caller,
     Caps,
@@ -384,7 +384,7 @@ class Making:
             p = tool.params[name] if tool else None
             fld = p.field if p and p.field else name
             label = strip_id(fld) if p and p.ref else field_name(fld)
-            parts.append(f"{label} {quote(value)}")
+            parts.append(told(label, value))
         return ", ".join(parts)
 
 
@@ -418,6 +418,8 @@ def making(model: EnvModel, caps: Caps, rng: random.Random, chosen: set[str]) ->
             continue
         if parent is not None and parent.records and parent.name != coll.name:
             value = rng.choice(parent.records).get(parent.pk)
+        elif kind == "string" and not sayable_field(p.field, p.schema):
+            value = get_path(sample, p.field) if sample else MISSING  # as the world has it
         elif p.schema.get("enum") or kind in ("boolean", "integer", "number", "string"):
             value = new_value(p.schema, p.field, None, rng, coll.profile.categorical.get(p.field))
         if value is MISSING and sample:
