@@ -32,6 +32,8 @@ from agentworld_gym.errors import ConfigError
 
 __all__ = [
     "Suite",
+    "SuiteRow",
+    "format_rows",
     "format_suite_table",
     "get_suite",
     "list_suites",
@@ -147,10 +149,16 @@ class SuiteRow:
         return {
             "category": self.category,
             "tasks": self.tasks,
+            "successes": self.successes,
             "success_rate": self.success_rate,
             "ci95": [lo, hi],
             "errors": self.errors,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SuiteRow:
+        """The row :meth:`to_json` wrote (the rate and interval are recomputed)."""
+        return cls(data["category"], data["tasks"], data["successes"], data.get("errors", 0))
 
 
 def suite_rows(suite: Suite, results: Iterable[Any]) -> list[SuiteRow]:
@@ -175,10 +183,14 @@ def suite_rows(suite: Suite, results: Iterable[Any]) -> list[SuiteRow]:
 
 def format_suite_table(suite: Suite, results: Iterable[Any]) -> str:
     """A plain-text table: category, tasks, success rate, its 95% Wilson interval, errors."""
-    rows = suite_rows(suite, results)
+    return format_rows(f"suite {suite.name}", suite_rows(suite, results))
+
+
+def format_rows(title: str, rows: list[SuiteRow]) -> str:
+    """:func:`format_suite_table`'s table of ``rows`` under ``title``."""
     width = max([len(r.category) for r in rows] + [12])
     lines = [
-        f"suite {suite.name}",
+        title,
         f"{'category':<{width}} {'tasks':>6} {'success':>8} {'95% CI':>15} {'errors':>6}",
     ]
     for r in rows:

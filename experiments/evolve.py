@@ -10,6 +10,8 @@
         # evolve the environments against a served model's failures
     python experiments/evolve.py evolution.diagnosis=llm diagnoser.backend=openai \\
         diagnoser.model=NAME diagnoser.base_url=URL      # an LLM refines the diagnosis
+    python experiments/evolve.py evolution.held_out_suite=bfcl-multi-turn \\
+        evolution.held_out_tasks_per_env=20   # also a held-out benchmark every round
     python experiments/evolve.py -m evolution.k_per_category=1,2 \\
         'out_dir=multirun/evo-k${evolution.k_per_category}'     # a sweep: one out_dir per job
     python experiments/evolve.py --help                 # config groups and every value
@@ -381,12 +383,14 @@ def _train_and_evolve(
             cfg.evolution, trainer, synthesizer, catalog, out, diagnoser=diagnoser
         )
         final = summaries[-1]
+        held_out = {"final/held_out": final["held_out"]} if "held_out" in final else {}
         tracker.summary(
             {
                 "rounds": len(summaries),
                 "success_by_round": [s["success_rate"] for s in summaries],
                 "final/success": final["success_rate"],
                 "final/success_by_category": final["success_by_category"],
+                **held_out,
                 "new_versions": [v for s in summaries for v in s["new_versions"]],
                 "catalog": str(catalog),
                 "wall_time_s": time.perf_counter() - t_start,  # of this invocation

@@ -73,6 +73,17 @@ class EvolutionConfig:
     """An episode succeeds when its reward reaches this value."""
     eval_max_turns: int | None = None
     """Turn budget of evaluation episodes (``None``: each environment's own)."""
+    held_out_suite: str | None = None
+    """A registered evaluation suite (``bfcl-multi-turn``, ``tau2-retail``...; ``agentworld
+    eval --suite list``) the policy is also evaluated on every round, after the arena: a
+    held-out pool it is never trained on and that is never diagnosed or evolved. Each round's
+    ``held_out.json`` and summary give its success per suite category with the task count
+    and a 95% Wilson interval (``agentworld evolve report`` prints them); success is the
+    benchmark's own, and an episode whose policy failed (a request timed out) counts as a
+    failure and an error. ``None``: the arena only."""
+    held_out_tasks_per_env: int | None = None
+    """Tasks of each suite environment (i.e. per category) evaluated per round, the first
+    ones of its split (``None``: all of them; BFCL has 200 per category)."""
     diagnosis: DiagnosisMode = DiagnosisMode.rules
     """Rule-based guidelines, or rules refined by an LLM (needs a ``diagnoser`` backend)."""
     prior_strength: float = 2.0
@@ -100,6 +111,8 @@ class EvolutionConfig:
             "train_tasks_per_weak_env": self.train_tasks_per_weak_env >= 0,
             "prior_strength": self.prior_strength >= 0,
             "evidence_scale": self.evidence_scale >= 0,
+            "held_out_tasks_per_env": self.held_out_tasks_per_env is None
+            or self.held_out_tasks_per_env >= 1,
         }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from agentworld_gym.env import AgentWorldEnv
+from agentworld_gym.errors import AgentWorldError, LLMRequestError
 from agentworld_gym.integrations import rollout
 from agentworld_gym.llm.base import LLMBackend
 from agentworld_gym.spec import EnvSpec
@@ -37,7 +38,13 @@ class EvalTask:
     env_id: str
     """Gymnasium id of the environment version (``AgentWorld/<slug>-v<k>``)."""
     l1: str = ""
-    """L1 category of the environment (the arena's stratum)."""
+    """L1 category of the environment (the arena's stratum; a suite task: its suite
+    category)."""
+    suite: str = ""
+    """The held-out suite the task is from (``EvolutionConfig.held_out_suite``; ``""``: an
+    arena task). Its environment is made from its registered entry point (BFCL's, tau2's),
+    its success is the benchmark's own, and a policy that raises (a request timed out) gives
+    an error record rather than stopping the round."""
 
 
 @dataclass
@@ -57,9 +64,14 @@ class EpisodeRecord:
     truncated: bool = False
     verification: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
+    error: str | None = None
+    """Why a held-out suite episode could not finish (its policy raised); reward 0."""
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        if data["error"] is None:
+            del data["error"]
+        return data
 
     @classmethod
     def from_trajectory(
@@ -127,13 +139,20 @@ def evaluate_with_policy(
     success_threshold: float = 1.0,
     sampling: dict[str, Any] | None = None,
 ) -> list[EpisodeRecord]:
-    """Run every task once with ``policy`` (one env per environment spec, reused)."""
+    """Run every task once with ``policy`` (one env per environment spec, reused).
+
+    A held-out suite task (:attr:`EvalTask.suite`) runs in its registered environment and
+    is judged by the benchmark's own success; if the policy raises, its record carries the
+    error (a bug of the environment still propagates)."""
     envs: dict[int, AgentWorldEnv] = {}
     records = []
     for task in tasks:
         env = envs.get(id(task.spec))
         if env is None:
-            env = envs[id(task.spec)] = AgentWorldEnv(task.spec, split="all", max_turns=max_turns)
+            env = envs[id(task.spec)] = _make_env(task, max_turns)
+        if task.suite:
+            records.append(_held_out_episode(env, policy, task, sampling))
+            continue
         record = run_episode(
             env,
             policy,
@@ -145,6 +164,32 @@ def evaluate_with_policy(
         record.env_id = task.env_id
         records.append(record)
     return records
+
+
+def _make_env(task: EvalTask, max_turns: int | None) -> AgentWorldEnv:
+    if task.suite:
+        from agentworld_gym.integrations.openai_eval import make_env
+
+        return make_env(task.env_id, task.spec, max_turns)
+    return AgentWorldEnv(task.spec, split="all", max_turns=max_turns)
+
+
+def _held_out_episode(
+    env: AgentWorldEnv, policy: LLMBackend, task: EvalTask, sampling: dict[str, Any] | None
+) -> EpisodeRecord:
+    try:
+        record = run_episode(env, policy, task.task_id, l1=task.l1, sampling=sampling)
+    except LLMRequestError as exc:
+        error = str(exc)
+    except AgentWorldError:
+        raise
+    except Exception as exc:  # the policy's (model server's) failure
+        error = f"{type(exc).__name__}: {exc}"
+    else:
+        record.env_id = task.env_id
+        return record
+    logger.warning("%s %s: %s", task.env_id, task.task_id, error)
+    return EpisodeRecord(task.env_id, task.task_id, task.l1, 0.0, False, error=error)
 
 
 def save_episodes(path: str | Path, records: Iterable[EpisodeRecord]) -> Path:

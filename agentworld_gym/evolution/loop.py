@@ -2,15 +2,19 @@
 
 One round, always in this order::
 
-    train(pool)  ->  arena  ->  fresh eval tasks  ->  evaluate  ->  diagnose
-                 ->  co-evolve weak envs  ->  commit new versions  ->  summary
+    train(pool)  ->  arena  ->  fresh eval tasks  ->  evaluate  ->  [held-out suite]
+                 ->  diagnose  ->  co-evolve weak envs  ->  commit new versions  ->  summary
 
 A run folder holds ``config.json`` and one ``round_<r>/`` per round with ``pool.json``,
 ``train.json``, ``arena.json``, ``eval_tasks.json``, ``episodes.jsonl``, ``diagnosis.json``,
 ``diagnosis.md`` (+ ``plots/``), ``evolved/<slug>.json`` (complexification, carried-over
 tasks, guidelines), ``new_tasks.json``, ``versions.json`` (the new versions' catalog
 folders and database fingerprints), ``registry_journal.json``, the trainer's
-``checkpoint/`` (if it can save one) and, written last, ``summary.json``.
+``checkpoint/`` (if it can save one) and, written last, ``summary.json``. With
+``EvolutionConfig.held_out_suite`` a round also evaluates that registered suite (BFCL, τ²...)
+as a held-out pool, never trained on, diagnosed or evolved: ``held_out_episodes.jsonl`` and
+``held_out.json`` (success per suite category with task counts and 95% Wilson intervals, also
+in the summary under ``held_out``).
 
 A round with a summary is finished and skipped when the run is started again; an unfinished
 one is rolled back (its registry commit undone) and redone, after the trainer is restored
@@ -52,6 +56,7 @@ from agentworld_gym.evolution.protocols import (
 from agentworld_gym.evolution.report import write_diagnosis_report
 from agentworld_gym.registry import IndexEntry, read_index
 from agentworld_gym.spec import EnvSpec
+from agentworld_gym.suites import Suite, get_suite, suite_rows
 from agentworld_gym.verifiers import succeeded
 
 logger = logging.getLogger(__name__)
@@ -118,6 +123,29 @@ def eval_tasks_for(
         l1 = entry.taxonomy.get("l1", "") or "uncategorized"
         tasks += [EvalTask(eval_spec, t.id, entry.gym_id, l1) for t in chosen]
     return tasks, specs, report
+
+
+def held_out_suite(config: EvolutionConfig) -> Suite | None:
+    """The suite ``config.held_out_suite`` names, checked runnable (``None`` if unset)."""
+    if not config.held_out_suite:
+        return None
+    suite = get_suite(config.held_out_suite)
+    suite.check()
+    return suite
+
+
+def held_out_tasks(suite: Suite, per_env: int | None) -> list[EvalTask]:
+    """The suite's tasks (the first ``per_env`` of each environment's split), each labelled
+    with its suite category."""
+    from agentworld_gym.integrations.openai_eval import select_tasks
+    from agentworld_gym.registry import load_spec
+
+    refs = select_tasks(list(suite.envs), suite.split, per_env)
+    specs = {ref.env_id: load_spec(ref.env_id) for ref in refs}
+    return [
+        EvalTask(specs[ref.env_id], ref.task_id, ref.env_id, suite.envs[ref.env_id], suite.name)
+        for ref in refs
+    ]
 
 
 def _evaluate(trainer: Trainer, tasks: list[EvalTask], threshold: float) -> list[EpisodeRecord]:
@@ -204,6 +232,34 @@ def _evaluation_stage(
     records = _evaluate(trainer, tasks, config.success_threshold)
     save_episodes(r.folder / "episodes.jsonl", records)
     return arena, specs, records
+
+
+def _held_out_stage(r: _Round, trainer: Trainer, suite: Suite) -> dict[str, Any]:
+    """Run the policy on the held-out suite; its rows per category (never diagnosed)."""
+    per_env = r.config.held_out_tasks_per_env
+    records = _evaluate(trainer, held_out_tasks(suite, per_env), 1.0)
+    save_episodes(r.folder / "held_out_episodes.jsonl", records)
+    rows = suite_rows(suite, records)
+    result = {
+        "suite": suite.name,
+        "split": suite.split,
+        "tasks_per_env": per_env,
+        "rows": [row.to_json() for row in rows],
+    }
+    r.dump("held_out.json", result)
+    total = rows[-1]
+    lo, hi = total.ci95
+    logger.info(
+        "round %d: held-out suite %s: success %.1f%% [%.1f%%, %.1f%%] on %d tasks (%d errors)",
+        r.index,
+        suite.name,
+        100 * total.success_rate,
+        100 * lo,
+        100 * hi,
+        total.tasks,
+        total.errors,
+    )
+    return result
 
 
 def _diagnosis_stage(
@@ -298,6 +354,8 @@ def run_round(
     r = _Round(round_index, config, Path(catalog_root), folder)
     entries, metrics = _train_stage(r, trainer, focus or [])
     arena, specs, records = _evaluation_stage(r, trainer, synthesizer, entries)
+    suite = held_out_suite(config)
+    held_out = _held_out_stage(r, trainer, suite) if suite is not None else None
     diag = _diagnosis_stage(r, records, specs, diagnoser)
     new_versions, refused = _coevolution_stage(r, synthesizer, diag, arena, specs)
     if isinstance(trainer, Checkpointable):
@@ -317,6 +375,8 @@ def run_round(
         "train_metrics": metrics,
         "seconds": round(time.perf_counter() - started, 2),
     }
+    if held_out is not None:
+        summary["held_out"] = held_out
     r.dump(SUMMARY, summary)
     return summary
 
@@ -351,6 +411,7 @@ def run_evolution(
     out.mkdir(parents=True, exist_ok=True)
     if not read_index(root):
         raise FileNotFoundError(f"{root} has no index.json with environments to evolve")
+    held_out_suite(config)  # an unknown or unavailable suite fails before any round
     _dump(out / "config.json", dataclasses.asdict(config))
     summaries: list[dict[str, Any]] = []
     last_done: Path | None = None

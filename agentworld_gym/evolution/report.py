@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from agentworld_gym.evolution.diagnosis import Diagnosis, class_totals
+from agentworld_gym.suites import SuiteRow, format_rows
 
 logger = logging.getLogger(__name__)
 
@@ -177,7 +178,8 @@ def success_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list
 
 
 def format_run_report(run_dir: str | Path) -> str:
-    """Per-round success by category as a text table."""
+    """Per-round success by category as a text table (then, per round, the held-out suite's
+    table: tasks, success and 95% interval per suite category)."""
     summaries = round_summaries(run_dir)
     if not summaries:
         return f"{run_dir}: no finished round yet"
@@ -193,6 +195,12 @@ def format_run_report(run_dir: str | Path) -> str:
     for s in summaries:
         evolved = ", ".join(s.get("new_versions", [])) or "none"
         lines.append(f"round {s['round']}: weak {s.get('weak_envs', [])}; new versions: {evolved}")
+    for s in summaries:
+        held_out = s.get("held_out")
+        if held_out:
+            rows = [SuiteRow.from_json(row) for row in held_out["rows"]]
+            title = f"round {s['round']}: held-out suite {held_out['suite']}"
+            lines += ["", format_rows(title, rows)]
     return "\n".join(lines)
 
 
