@@ -27,12 +27,18 @@ def test_an_environment_s_own_terms_are_known_to_its_requests() -> None:
     env = {
         "name": "App Service Plans",
         "description": "Manage Azure serverfarms.",
-        "tools": [{"name": "AppServicePlans_ListWebApps", "description": "List web apps."}],
-        "collections": {"hybridconnectionrelays": {}},
+        "tools": [
+            {"name": "AppServicePlans_ListWebApps", "description": "List web apps."},
+            {"name": "Cancelthetransaction", "description": "Cancel a payment."},
+        ],
+        "collections": {"serverfarms": {}, "hybridconnectionrelays": {}, "byseller": {}},
     }
     words = prose_words(env)
-    assert {"serverfarms", "app", "service", "plans", "hybridconnectionrelays"} <= words
+    assert {"serverfarms", "app", "service", "plans"} <= words
     assert unknown("the serverfarm of the plan", words) == []
+    # a phrase or a preposition glued to a noun is the API's spelling, not a term
+    glued = "the cancelthetransaction of the hybridconnectionrelays byseller"
+    assert unknown(glued, words) == ["cancelthetransaction", "hybridconnectionrelays", "byseller"]
 
 
 def test_clitics_are_judged_by_their_word() -> None:

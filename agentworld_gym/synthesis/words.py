@@ -106,6 +106,17 @@ _GLUED = re.compile(
 "addrequests"): the API's spelling, not a term its users say."""
 
 
+def _term(word: str) -> bool:
+    """Whether a word of a tool's or collection's name is a term its users say: a word, or
+    two run together ("serverfarm") -- not a verb or preposition glued to a noun
+    ("byseller") or a phrase glued whole ("cancelthetransaction")."""
+    if known(word) or _GLUED.match(word):
+        return known(word)
+    return any(
+        known(word[:i]) and known(word[i:]) for i in range(3, len(word) - 2) if len(word) <= 24
+    )
+
+
 def prose_words(spec: Any, names: bool = True) -> frozenset[str]:
     """The lower-cased words of an environment's own descriptions (name, tools, arguments)
     and of its tools' and collections' names cut at case changes: the API's own terms
@@ -122,7 +133,7 @@ def prose_words(spec: Any, names: bool = True) -> frozenset[str]:
         if names
         else []
     ):
-        found.update(w for w in words(str(name)) if not _GLUED.match(w))
+        found.update(w for w in words(str(name)) if _term(w))
     return frozenset(s for w in found for s in _stems(w))  # "serverfarm" from "serverfarms"
 
 

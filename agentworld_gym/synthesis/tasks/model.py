@@ -231,6 +231,8 @@ def _code_like(name: str) -> bool:
     return bool(w) and w[-1] in (
         "identifier", "code", "number", "no", "num", "nr", "zip", "year", "month", "day",
         "index", "idx", "position", "order", "sequence", "version", "port", "phone", "type",
+        "unix", "timestamp", "epoch", "date", "time", "at", "lat", "latitude", "lng", "lon",
+        "longitude",
     )  # fmt: skip
 
 

@@ -206,6 +206,10 @@ def too_long(calls: int, tools: int, repeats: int) -> bool:
 # -- verbs ------------------------------------------------------------------------------------
 _IRREGULAR = {
     "set": "set",
+    "login": "logged in",
+    "logout": "logged out",
+    "signin": "signed in",
+    "setup": "set up",
     "send": "sent",
     "run": "ran",
     "put": "put",

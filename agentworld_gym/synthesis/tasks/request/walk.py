@@ -175,6 +175,8 @@ class GoalWriter:
         )
         if is_self or (coll_j is None and fld in ("id", "gid", "uuid")):
             return self.record(j, prefix, steps, outputs, depth, src.value)
+        if coll_j is not None and coll_j.noun == noun:
+            self.problems.append("a record named through another of its kind")
         which = self.record(j, prefix, steps, outputs, depth + 1, None)
         relation = _strip_id(fld)
         mine, theirs = set(words(noun)), set(words(relation))
@@ -269,6 +271,7 @@ class GoalWriter:
             and not (found and s.kind == "ref" and s.step == key[1].step)
             and not (found and s.kind != "ref" and _holds(outputs[key[1].step], s.value))
         ]
+        scopes = [sc for sc in dict.fromkeys(scopes) if sc not in text]  # said once
         if scopes:
             text += " in " + series(scopes)
         return text
