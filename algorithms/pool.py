@@ -18,6 +18,7 @@ import gymnasium as gym
 import agentworld_gym
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.verifiers import needs_judge
+from algorithms.catalog_split import CatalogRule, CatalogSplit, fitting_tasks, split_catalog
 
 
 class Balance(StrEnum):
@@ -53,6 +54,9 @@ class EnvPoolConfig:
     judged_tasks: bool = False
     """Keep tasks with criteria only an LLM judge can decide (prose values). Off by default:
     without a judge they cannot succeed, and a weak rule must not score them."""
+    rule: CatalogRule = field(default_factory=CatalogRule)
+    """Select environments and tasks from the catalog by a computed rule
+    (:mod:`algorithms.catalog_split`): ``rule.part`` says which part (training or held out)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,15 @@ class TaskPool:
                 raise ConfigError(f"env_pool.catalogs: {root} has no index.json")
             agentworld_gym.register_catalog(root)
         entries = agentworld_gym.list_envs()
-        if config.envs:
+        self.split: CatalogSplit | None = None
+        if config.rule.enabled:
+            if config.envs:
+                raise ConfigError("env_pool: set either envs or rule.enabled, not both")
+            from agentworld_gym.registry import resolve
+
+            self.split = split_catalog(config.rule)
+            entries = [resolve(g) for g in self.split.part(config.rule.part)]
+        elif config.envs:
             from agentworld_gym.registry import resolve
 
             entries = [resolve(name) for name in config.envs]
@@ -87,7 +99,9 @@ class TaskPool:
             entries = [
                 e for e in entries if any(n in e.taxonomy.get("l1", "").casefold() for n in needles)
             ]
-        entries = sorted(entries, key=lambda e: e.gym_id)[: config.max_envs]
+        if self.split is None:
+            entries = sorted(entries, key=lambda e: e.gym_id)
+        entries = entries[: config.max_envs]
         if not entries:
             raise ConfigError(
                 "env_pool selects no environment: set env_pool.envs to registered ids "
@@ -104,10 +118,14 @@ class TaskPool:
             refs = []
             for env_id in self.env_ids:
                 spec = agentworld_gym.load_spec(env_id)
+                fits = None
+                if self.config.rule.enabled:
+                    fits = {t.id for t in fitting_tasks(spec, self.config.rule)}
                 refs += [
                     TaskRef(env_id, t.id, self.categories[env_id])
                     for t in spec.tasks_in(split)
-                    if self.config.judged_tasks or not needs_judge(t.verifier)
+                    if (self.config.judged_tasks or not needs_judge(t.verifier))
+                    and (fits is None or t.id in fits)
                 ]
             self._tasks[split] = refs
         return self._tasks[split]
