@@ -10,11 +10,9 @@ episodes through :func:`~algorithms.grpo.rollout.run_episodes`; any other
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agentworld_gym.integrations.rollout import backend_policy, run_episode
@@ -54,6 +52,15 @@ class EvalConfig:
     ``agentworld eval --suite list``) to evaluate on instead of the pool's ``split``: a
     held-out benchmark the run never trains on, reported per suite category (with 95%
     Wilson intervals). Its episodes are long: raise ``max_turns`` (BFCL: 100 or more)."""
+    heldout: bool = True
+    """With a rule-selected pool (``env_pool.rule``), also evaluate the held-out
+    environments and the held-out category (:mod:`algorithms.heldout`)."""
+    extra_envs: list[str] = field(default_factory=list)
+    """Environments evaluated on their ``split`` as sets of their own (``[notion]``)."""
+    extra_max_episode_tokens: int = 6144
+    """Token budget of the ``extra_envs`` episodes (notion's system prompt is ~5k tokens)."""
+    bootstrap_resamples: int = 2000
+    """Resamples of the 95% bootstrap intervals in the report."""
 
 
 @dataclass
@@ -67,6 +74,8 @@ class EvalResult:
     per_env: dict[str, dict[str, float]] = field(default_factory=dict)
     per_category: dict[str, dict[str, float]] = field(default_factory=dict)
     per_task: dict[str, float] = field(default_factory=dict)
+    episode_success: list[float] = field(default_factory=list)
+    """1.0/0.0 per episode in task order (the same order for every model: paired tests)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,10 +90,11 @@ class EvalResult:
 
 def select_tasks(pool: TaskPool, config: EvalConfig) -> list[TaskRef]:
     """The tasks to evaluate: all of the split, or ``max_tasks`` spread round-robin over
-    environments (deterministic)."""
+    environments (deterministic), grouped by environment so that one batch shares its system
+    prompt's key/value cache."""
     tasks = pool.tasks(config.split)
     if config.max_tasks is None or len(tasks) <= config.max_tasks:
-        return list(tasks)
+        return sorted(tasks, key=lambda t: t.env_id)
     by_env: dict[str, list[TaskRef]] = defaultdict(list)
     for t in tasks:
         by_env[t.env_id].append(t)
@@ -93,7 +103,7 @@ def select_tasks(pool: TaskPool, config: EvalConfig) -> list[TaskRef]:
         for env_id in sorted(by_env):
             if by_env[env_id] and len(chosen) < config.max_tasks:
                 chosen.append(by_env[env_id].pop(0))
-    return chosen
+    return sorted(chosen, key=lambda t: t.env_id)
 
 
 def suite_pool(name: str) -> TaskPool:
@@ -175,6 +185,7 @@ def summarise(trajs: list[Trajectory], pool: TaskPool) -> EvalResult:
         per_env={k: stats(v) for k, v in sorted(groups["env"].items())},
         per_category={k: stats(v) for k, v in sorted(groups["cat"].items())},
         per_task={k: sum(v) / len(v) for k, v in sorted(per_task.items())},
+        episode_success=[float(t.success) for t in trajs],
     )
 
 
@@ -207,33 +218,3 @@ def _chat_episodes(backend: Any, pool: TaskPool, tasks: list[TaskRef], config: E
 
     with ThreadPoolExecutor(max_workers=max(1, config.batch_size)) as executor:
         return list(executor.map(play, range(len(tasks))))
-
-
-def write_report(results: dict[str, EvalResult], out_dir: Path) -> Path:
-    """``eval.json`` with every evaluated model's results."""
-    path = Path(out_dir) / "eval.json"
-    path.write_text(json.dumps({k: v.to_dict() for k, v in results.items()}, indent=2))
-    return path
-
-
-def comparison_table(results: dict[str, EvalResult]) -> str:
-    """Success and mean reward side by side, overall and per environment, as text."""
-    labels = list(results)
-    envs = sorted({env for r in results.values() for env in r.per_env})
-    head = f"{'environment':<34}" + "".join(f"{label:>22}" for label in labels)
-    lines = [head, "-" * len(head)]
-
-    def cell(r: EvalResult, env: str | None) -> str:
-        if env is None:
-            return f"{r.success:6.1%} ({r.mean_reward:.2f})"
-        v = r.per_env.get(env)
-        return "-" if v is None else f"{v['success']:6.1%} ({v['mean_reward']:.2f})"
-
-    for env in envs:
-        lines.append(f"{env:<34}" + "".join(f"{cell(results[k], env):>22}" for k in labels))
-    lines.append("-" * len(head))
-    lines.append(
-        f"{'ALL (success, mean reward)':<34}"
-        + "".join(f"{cell(results[k], None):>22}" for k in labels)
-    )
-    return "\n".join(lines)

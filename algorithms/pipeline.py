@@ -19,12 +19,13 @@ from agentworld_gym.errors import ConfigError
 from agentworld_gym.llm.base import LLMConfig
 from agentworld_gym.llm.hardware import set_threads
 from agentworld_gym.llm.vllm_backend import VLLMConfig
-from algorithms.evaluate import EvalConfig, EvalResult, comparison_table, evaluate, write_report
+from algorithms import heldout
+from algorithms.evaluate import EvalConfig, EvalResult
 from algorithms.grpo.config import GRPOConfig
 from algorithms.models import ModelConfig, Policy, load_policy, merge_adapters
 from algorithms.pool import EnvPoolConfig, TaskPool
 from algorithms.sft import SFTConfig, run_sft
-from algorithms.tracking import JobEta, LoggerConfig, Tracker, plot_eval
+from algorithms.tracking import JobEta, LoggerConfig, Tracker
 
 logger = logging.getLogger(__name__)
 
@@ -88,17 +89,20 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
     torch.manual_seed(cfg.seed)
     set_threads(cfg.threads)
     pool = TaskPool(cfg.env_pool)
+    if pool.split is not None:
+        logger.info("%s", pool.split.describe())
+    sets = heldout.eval_sets(pool, cfg.eval) if cfg.eval.before or cfg.eval.after else []
     tracker = Tracker(cfg.logger, out_dir, as_dict(cfg))
     tracker.eta = JobEta(_plan(cfg))
-    summary: dict[str, Any] = {"env_ids": pool.env_ids}
-    results: dict[str, EvalResult] = {}
+    summary: dict[str, Any] = {"env_ids": pool.env_ids, **_split_summary(pool)}
+    results: dict[str, dict[str, EvalResult]] = {}
     try:
         if cfg.llm.backend not in ("transformers", "embedded", "vllm"):
             from agentworld_gym.llm import make_backend
 
             backend = make_backend(cfg.llm)
-            results[cfg.llm.model] = _evaluate(backend, pool, cfg, tracker, "eval")
-            return _finish(summary, results, tracker, out_dir, t_start)
+            results[cfg.llm.model] = _evaluate(backend, sets, tracker, "eval")
+            return _finish(summary, results, tracker, out_dir, t_start, cfg.eval)
         policy = load_policy(cfg.model)
         generator = policy.generator
         if cfg.llm.backend == "vllm":
@@ -108,13 +112,13 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
                 policy.model, policy.tokenizer, cfg.llm, cfg.model, cfg.vllm
             )
         if cfg.eval.before:
-            results["base"] = _evaluate(generator, pool, cfg, tracker, "eval_base")
+            results["base"] = _evaluate(generator, sets, tracker, "eval_base")
         if cfg.warm_start.enabled:
             policy, metrics = warm_start(policy, pool, cfg.warm_start, tracker, out_dir)
             summary.update(metrics)
             generator.sync_weights(policy.model)
             if cfg.eval.before and cfg.eval.after and _training_steps(cfg) > 0:
-                results["sft"] = _evaluate(generator, pool, cfg, tracker, "eval_sft")
+                results["sft"] = _evaluate(generator, sets, tracker, "eval_sft")
         algo = cfg.algo if cfg.algo is not None else GRPOConfig()
         if isinstance(algo, SFTConfig):
             summary.update(run_sft(policy, pool, algo, tracker, out_dir / "sft"))
@@ -126,16 +130,18 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
             history = trainer.train(resume=cfg.resume)
             if history:
                 summary["grpo_last"] = history[-1]
+                summary.update(hacking_guard(history, algo.tasks_per_step * algo.group_size))
         else:
             raise ConfigError(f"algo must be grpo or sft, got {type(algo).__name__}")
         if cfg.eval.after:
-            results["trained"] = _evaluate(generator, pool, cfg, tracker, "eval_trained")
+            results["trained"] = _evaluate(generator, sets, tracker, "eval_trained")
         final = policy.model.merge_and_unload() if policy.is_lora else policy.model
         final.save_pretrained(out_dir / "final_model")  # a plain model: load with from_pretrained
         policy.tokenizer.save_pretrained(out_dir / "final_model")
-        return _finish(summary, results, tracker, out_dir, t_start)
+        return _finish(summary, results, tracker, out_dir, t_start, cfg.eval)
     finally:
         tracker.close()
+        heldout.close_sets(sets)
         pool.close()
 
 
@@ -162,32 +168,61 @@ def _training_steps(cfg: TrainConfig) -> int:
     return getattr(cfg.algo, "steps", 1) if isinstance(cfg.algo, GRPOConfig) else 1
 
 
-def _evaluate(model: Any, pool: TaskPool, cfg: TrainConfig, tracker: Tracker, label: str):
-    t0 = time.perf_counter()
-    logger.info("%s: evaluating on the %r split ...", label, cfg.eval.split)
-    result, _ = evaluate(model, pool, cfg.eval)
-    logger.info("%s: success %.3f, mean reward %.3f", label, result.success, result.mean_reward)
-    tracker.log(
-        {"phase": label, **result.metrics(label), f"perf/{label}_s": time.perf_counter() - t0},
-        step=0,
+def hacking_guard(history: list[dict[str, float]], rollouts_per_step: int) -> dict[str, float]:
+    """The share of GRPO rollouts rewarded without a single successful tool call, over the
+    run and at its worst step; printed, since a reward curve is only real when it is ~0."""
+    shares = [h.get("reward/without_ok_call", 0.0) for h in history]
+    out = {
+        "grpo/reward_without_ok_call": sum(shares) / len(shares),
+        "grpo/reward_without_ok_call_max": max(shares),
+        "grpo/rollouts": float(len(shares) * rollouts_per_step),
+    }
+    print(
+        f"Reward-hacking guard: {out['grpo/reward_without_ok_call']:.1%} of "
+        f"{int(out['grpo/rollouts'])} GRPO rollouts got reward > 0 without a successful tool "
+        f"call (worst step {out['grpo/reward_without_ok_call_max']:.1%}); curves in "
+        "training_curves.png"
     )
-    return result
+    return out
 
 
-def _finish(summary, results, tracker, out_dir, t_start) -> dict[str, Any]:
+def _split_summary(pool: TaskPool) -> dict[str, Any]:
+    """The catalog split's parts (env ids) for ``summary.json``."""
+    if pool.split is None:
+        return {}
+    s = pool.split
+    return {
+        "split/heldout_envs": s.heldout_envs,
+        "split/heldout_category": s.category,
+        "split/heldout_category_envs": s.heldout_category,
+        "split/qualifying_envs": s.qualifying,
+    }
+
+
+def _evaluate(
+    model: Any, sets: list[heldout.EvalSet], tracker: Tracker, label: str
+) -> dict[str, EvalResult]:
+    t0 = time.perf_counter()
+    results = {}
+    for s in sets:
+        logger.info("%s: evaluating on %s ...", label, s.name)
+        results[s.name] = heldout.evaluate_sets(model, [s])[s.name]
+        r = results[s.name]
+        logger.info("%s: %s: success %.3f over %d episodes", label, s.name, r.success, r.episodes)
+    metrics = {f"{label}/{name}/success": r.success for name, r in results.items()}
+    tracker.log({"phase": label, **metrics, f"perf/{label}_s": time.perf_counter() - t0}, step=0)
+    return results
+
+
+def _finish(summary, results, tracker, out_dir, t_start, eval_cfg: EvalConfig) -> dict[str, Any]:
     if results:
-        write_report(results, out_dir)
-        plot_eval(
-            {k: {e: v["success"] for e, v in r.per_env.items()} for k, r in results.items()},
-            out_dir,
-        )
-        table = comparison_table(results)
-        print(f"\nHeld-out evaluation ({next(iter(results.values())).episodes} episodes each):")
+        rep = heldout.report(results, eval_cfg.bootstrap_resamples)
+        table = heldout.write(rep, out_dir)
+        print("\nHeld-out evaluation (success, 95% bootstrap CI; differences paired):")
         print(table)
-        (out_dir / "eval_table.txt").write_text(table + "\n")
-        for label, r in results.items():
-            summary[f"{label}/success"] = r.success
-            summary[f"{label}/mean_reward"] = r.mean_reward
+        for label, per_set in results.items():
+            for name, r in per_set.items():
+                summary[f"{label}/{name}/success"] = r.success
     summary["wall_time_s"] = time.perf_counter() - t_start
     tracker.summary(summary)
     print(f"Run folder: {out_dir} (wall time {summary['wall_time_s']:.0f} s)")

@@ -43,6 +43,9 @@ class SFTConfig:
     """Run this phase (``warm_start.enabled=false`` goes straight to GRPO)."""
     epochs: float = 2.0
     """Passes over the gold trajectories (fractions allowed)."""
+    steps: int | None = None
+    """Optimizer steps in all, overriding ``epochs`` (equal compute across pools of
+    different sizes, as in ``experiments/scaling.py``)."""
     lr: float = 2e-4
     """AdamW learning rate."""
     warmup_steps: int = 2
@@ -58,9 +61,14 @@ class SFTConfig:
     max_tokens: int = 4096
     """Skip gold trajectories longer than this many tokens."""
     max_examples: int | None = None
-    """Use at most this many gold trajectories (``None`` = all)."""
+    """Use at most this many gold trajectories, a seeded sample across the pool's
+    environments (``None`` = all)."""
     share_prefix: bool = True
     """Run each micro-batch's common prefix once (exact)."""
+    group_by_env: bool = False
+    """Fill each batch from one environment (environments and their examples in a seeded
+    order): its micro-batches then share the system prompt with the tool schemas, computed
+    once. On CPU with ~1k-token tool prompts this cuts an SFT step's compute several times."""
     checkpoint_every: int = 0
     """Save a resumable checkpoint every this many optimizer steps; 0 = only at the end."""
     seed: int = 0
@@ -105,16 +113,19 @@ def run_sft(
 ) -> dict[str, float]:
     """Train on the pool's gold trajectories; returns the last step's metrics."""
     examples = gold_examples(policy, pool, pool.config.train_split, config.max_tokens)
-    if config.max_examples is not None:
-        examples = examples[: config.max_examples]
+    if config.max_examples is not None and len(examples) > config.max_examples:
+        keep = random.Random(f"{config.seed}:sample").sample(
+            range(len(examples)), config.max_examples
+        )
+        examples = [examples[i] for i in sorted(keep)]
     if not examples:
         logger.warning("SFT: no gold trajectory replays to 1.0 in the pool; skipping")
         return {}
     model = policy.model
     params = policy.trainable_parameters()
     optimizer = make_optimizer(params, config.lr, config.weight_decay)
-    steps_per_epoch = max(1, -(-len(examples) // config.batch_size))
-    total = max(1, round(config.epochs * steps_per_epoch))
+    steps_per_epoch = len(_epoch_batches(examples, 0, config))
+    total = config.steps or max(1, round(config.epochs * steps_per_epoch))
     step = 0
     if run_dir is not None and (path := checkpoint.latest(run_dir, PHASE)) is not None:
         step = int(checkpoint.load(path, model, optimizer)["step"])
@@ -176,12 +187,26 @@ def run_sft(
 
 def _batch(examples: list[Any], step: int, config: SFTConfig) -> list[Any]:
     """The examples of optimizer step ``step``: a fixed shuffle per epoch (resumable)."""
-    per_epoch = max(1, -(-len(examples) // config.batch_size))
+    per_epoch = len(_epoch_batches(examples, 0, config))
     epoch, index = divmod(step, per_epoch)
+    return [examples[i] for i in _epoch_batches(examples, epoch, config)[index]]
+
+
+def _epoch_batches(examples: list[Any], epoch: int, config: SFTConfig) -> list[list[int]]:
+    """One epoch's batches of example indices, a pure function of ``(seed, epoch)``; the
+    number of batches is the same every epoch."""
+    rng = random.Random(f"{config.seed}:{epoch}")
     order = list(range(len(examples)))
-    random.Random(f"{config.seed}:{epoch}").shuffle(order)
-    chosen = order[index * config.batch_size : (index + 1) * config.batch_size]
-    return [examples[i] for i in chosen]
+    rng.shuffle(order)
+    size = config.batch_size
+    if not config.group_by_env:
+        return [order[i : i + size] for i in range(0, len(order), size)] or [[]]
+    by_env: dict[str, list[int]] = {}
+    for i in order:
+        by_env.setdefault(examples[i].env_id, []).append(i)
+    batches = [ids[i : i + size] for ids in by_env.values() for i in range(0, len(ids), size)]
+    rng.shuffle(batches)
+    return batches
 
 
 def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:

@@ -25,6 +25,8 @@ CURVES = {
     "entropy": "loss/entropy",
     "response tokens": "rollout/response_tokens",
     "tool-call validity": "rollout/tool_call_valid",
+    "reward > 0 without a successful call (hacking guard)": "reward/without_ok_call",
+    "sampled turns cut at max_new_tokens": "rollout/cut_turns",
 }
 """Panel title → metric key of the training-curves figure."""
 
@@ -217,7 +219,7 @@ def plot_curves(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7), constrained_layout=True)
+    fig, axes = plt.subplots(2, 4, figsize=(17, 7), constrained_layout=True)
     for ax, (title, key) in zip(axes.flat, CURVES.items(), strict=True):
         points = [(r["step"], r[key]) for r in train if r.get(key) is not None]
         if points:
@@ -225,38 +227,10 @@ def plot_curves(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
             ax.plot(xs, ys, marker="o", markersize=3)
         else:
             ax.text(0.5, 0.5, "not logged", ha="center", va="center", transform=ax.transAxes)
-        ax.set_title(title)
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("GRPO step")
         ax.grid(alpha=0.3)
     path = Path(out_dir) / "training_curves.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return [path]
-
-
-def plot_eval(results: dict[str, dict[str, float]], out_dir: Path) -> Path | None:
-    """``eval.png``: success rate per environment for each evaluated model (``{label:
-    {env: success}}``)."""
-    if not results:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    labels = list(results)
-    envs = sorted({env for per_env in results.values() for env in per_env})
-    width = 0.8 / len(labels)
-    fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(envs) + 2), 4), constrained_layout=True)
-    for i, label in enumerate(labels):
-        xs = [j + i * width for j in range(len(envs))]
-        ax.bar(xs, [results[label].get(env, 0.0) for env in envs], width, label=label)
-    ax.set_xticks([j + width * (len(labels) - 1) / 2 for j in range(len(envs))])
-    ax.set_xticklabels([e.split("/")[-1] for e in envs], rotation=20, ha="right")
-    ax.set_ylabel("held-out success rate")
-    ax.set_ylim(0, 1)
-    ax.legend()
-    path = Path(out_dir) / "eval.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

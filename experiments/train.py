@@ -7,13 +7,13 @@
     python experiments/train.py llm=openai llm.model=NAME   # evaluate a served model
 
 Each run writes to its own folder (``outputs/<date>/<time>``, or ``multirun/...`` for sweeps):
-``metrics.jsonl``, ``training_curves.png``, ``eval.png``, ``eval.json``, ``summary.json``,
+``metrics.jsonl``, ``training_curves.png``, ``eval_table.md``, ``eval_report.json``,
+``eval.png``, ``summary.json``,
 checkpoints (a rerun with the same folder, ``hydra.run.dir=...``, resumes), the wandb run.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -21,28 +21,18 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import hydra  # noqa: E402
-from demo_envs import ensure_demo_catalog  # noqa: E402
 from hydra.core.hydra_config import HydraConfig  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
-from algorithms.pipeline import TrainConfig, register_configs, run  # noqa: E402
+from algorithms.pipeline import register_configs, run  # noqa: E402
 
 register_configs()
 
 
-def resolve_catalogs(config: TrainConfig) -> TrainConfig:
-    """``"demo"`` in ``env_pool.catalogs`` → the demo catalog's folder (written on first use)."""
-    catalogs = [str(ensure_demo_catalog()) if c == "demo" else c for c in config.env_pool.catalogs]
-    return dataclasses.replace(
-        config, env_pool=dataclasses.replace(config.env_pool, catalogs=catalogs)
-    )
-
-
 @hydra.main(version_base="1.3", config_path="../conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
-    config = resolve_catalogs(OmegaConf.to_object(cfg))
-    summary = run(config, Path(HydraConfig.get().runtime.output_dir))
-    return summary.get("trained/success")
+    summary = run(OmegaConf.to_object(cfg), Path(HydraConfig.get().runtime.output_dir))
+    return summary.get("trained/held-out envs/success")
 
 
 if __name__ == "__main__":

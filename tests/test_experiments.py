@@ -76,13 +76,19 @@ def test_bad_override_names_the_field():
 
 
 def test_pipeline_runs_sft_grpo_and_eval(tmp_path):
-    from train import resolve_catalogs
-
-    cfg = resolve_catalogs(load(TINY))
+    cfg = load([*TINY, "eval.extra_envs=[]"])
+    assert cfg.env_pool.rule.enabled and not cfg.env_pool.catalogs  # catalog envs only
     summary = run(cfg, tmp_path)
-    for name in ("metrics.jsonl", "summary.json", "eval.json", "eval.png", "training_curves.png"):
+    for name in ("metrics.jsonl", "summary.json", "eval_report.json", "eval_table.md", "eval.png"):
         assert (tmp_path / name).is_file(), name
-    assert {"base/success", "trained/success"} <= set(summary)
+    assert (tmp_path / "training_curves.png").is_file()
+    held = set(summary["split/heldout_envs"]) | set(summary["split/heldout_category_envs"])
+    assert held and not held & set(summary["env_ids"])
+    for label in ("base", "sft", "trained"):
+        assert f"{label}/held-out envs/success" in summary
+    assert summary["grpo/reward_without_ok_call"] >= 0.0
+    report = json.loads((tmp_path / "eval_report.json").read_text())
+    assert "trained-sft" in report["held-out envs"]["diff"]
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert {r["phase"] for r in rows} >= {"eval_base", "sft", "grpo", "eval_trained"}
     assert (tmp_path / "checkpoints").is_dir()

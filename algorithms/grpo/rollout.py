@@ -58,6 +58,8 @@ class Trajectory:
     turns: int = 0
     tool_calls: int = 0
     invalid_tool_calls: int = 0
+    ok_tool_calls: int = 0
+    """Tool calls that ran without an error (the environment's ``ok``)."""
     cut_turns: int = 0
     """Turns that hit ``max_new_tokens`` before the end-of-turn token."""
     end: str = ""
@@ -152,6 +154,7 @@ def _advance(ep: _Live, gen: Any, fmt: Any, config: RolloutConfig) -> None:
     for result in info.get("tool_results", []):
         traj.tool_calls += 1
         traj.invalid_tool_calls += int(result.get("error") in INVALID_CALL_ERRORS)
+        traj.ok_tool_calls += int(bool(result.get("ok")))
     if terminated or truncated:
         _finish(ep, float(reward), "answer" if terminated else "max_turns", info)
         return
@@ -192,6 +195,11 @@ def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[st
         "reward/mean": float(rewards.mean()),
         "reward/std": float(rewards.std()),
         "reward/success": float(np.mean([t.success for t in trajs])),
+        # the reward-hacking guard: reward earned without one successful tool call (every
+        # catalog task needs at least one), which must stay ~0 for the reward curve to be real
+        "reward/without_ok_call": float(
+            np.mean([t.reward > 0 and t.ok_tool_calls == 0 for t in trajs])
+        ),
         f"{prefix}/turns": float(np.mean([t.turns for t in trajs])),
         f"{prefix}/response_tokens": float(np.mean([t.policy_tokens for t in trajs])),
         f"{prefix}/sequence_tokens": float(np.mean([len(t.token_ids) for t in trajs])),

@@ -89,7 +89,10 @@ class GRPOTrainer:
                 self.tracker.log({"phase": PHASE, **metrics}, step=self.step_idx)
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(reward=f"{metrics['reward/mean']:.3f}")
+                bar.set_postfix(
+                    reward=f"{metrics['reward/mean']:.3f}",
+                    no_call_reward=f"{metrics['reward/without_ok_call']:.2f}",
+                )
             every = self.config.checkpoint_every
             if self.run_dir and (self.step_idx == total or (every and self.step_idx % every == 0)):
                 self.save()

@@ -1,0 +1,174 @@
+"""Held-out evaluation sets and the report a researcher reads: success with 95% bootstrap
+intervals per set, base vs SFT vs SFT+GRPO, and paired differences between them.
+
+The sets, each never trained on:
+
+- ``train-envs (test tasks)``: the ``test`` split of the training environments;
+- ``held-out envs``: every fitting task of environments training never sees
+  (:mod:`algorithms.catalog_split`), from the training categories;
+- ``held-out category``: the same for the L1 category held out whole;
+- ``<env> (test)`` for each of ``eval.extra_envs`` (default notion's ``test`` split), with its
+  own token budget (notion's system prompt alone is ~5k tokens).
+
+Success is the verifiers' ``success`` (every criterion met). Intervals are percentile
+bootstraps over episodes; differences between two models are paired (same tasks, same order),
+which is the honest test of what one training phase added.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentworld_gym.suites import bootstrap_interval
+from algorithms.catalog_split import Part
+from algorithms.evaluate import EvalConfig, EvalResult, evaluate
+from algorithms.pool import EnvPoolConfig, TaskPool
+
+PAIRS = (("sft", "base"), ("trained", "sft"), ("trained", "base"))
+"""Differences the report shows (``a - b``) when both models were evaluated."""
+
+
+@dataclass
+class EvalSet:
+    """One held-out set: its pool, the split it draws from, and its eval settings."""
+
+    name: str
+    pool: TaskPool
+    config: EvalConfig
+    owned: bool = True
+    """Close the pool after use (the training pool is closed by its owner)."""
+
+
+def eval_sets(pool: TaskPool, config: EvalConfig) -> list[EvalSet]:
+    """The held-out sets of a run (see the module docstring)."""
+    sets = [EvalSet("train-envs (test tasks)", pool, config, owned=False)]
+    if pool.split is not None and config.heldout:
+        rule = pool.config.rule
+        for part, name in ((Part.heldout_envs, "held-out envs"), (Part.heldout_category, "")):
+            if not pool.split.part(part):
+                continue
+            name = name or f"held-out category ({pool.split.category})"
+            held = TaskPool(
+                dataclasses.replace(pool.config, rule=dataclasses.replace(rule, part=part))
+            )
+            sets.append(EvalSet(name, held, dataclasses.replace(config, split="all")))
+    for env in config.extra_envs:
+        extra = TaskPool(EnvPoolConfig(envs=[env]))
+        budget = max(config.max_episode_tokens, config.extra_max_episode_tokens)
+        extra_cfg = dataclasses.replace(config, max_episode_tokens=budget)
+        sets.append(EvalSet(f"{env} ({config.split})", extra, extra_cfg))
+    return sets
+
+
+def evaluate_sets(model: Any, sets: list[EvalSet]) -> dict[str, EvalResult]:
+    """Evaluate ``model`` on every set; ``{set name: result}``."""
+    return {s.name: evaluate(model, s.pool, s.config)[0] for s in sets}
+
+
+def close_sets(sets: list[EvalSet]) -> None:
+    for s in sets:
+        if s.owned:
+            s.pool.close()
+
+
+def report(results: dict[str, dict[str, EvalResult]], resamples: int = 2000) -> dict[str, Any]:
+    """``{set: {model: {success, ci95, episodes}, "diff": {"a-b": {mean, ci95}}}}``."""
+    out: dict[str, Any] = {}
+    sets = list(dict.fromkeys(s for per_model in results.values() for s in per_model))
+    for name in sets:
+        row: dict[str, Any] = {}
+        for label, per_set in results.items():
+            r = per_set.get(name)
+            if r is None:
+                continue
+            row[label] = {
+                "success": r.success,
+                "ci95": bootstrap_interval(r.episode_success, resamples=resamples),
+                "episodes": r.episodes,
+                "envs": len(r.per_env),
+                "mean_reward": r.mean_reward,
+            }
+        diffs = {}
+        for a, b in PAIRS:
+            ra, rb = results.get(a, {}).get(name), results.get(b, {}).get(name)
+            if ra is None or rb is None or ra.episodes != rb.episodes:
+                continue
+            diffs[f"{a}-{b}"] = {
+                "mean": ra.success - rb.success,
+                "ci95": bootstrap_interval(
+                    ra.episode_success, rb.episode_success, resamples=resamples
+                ),
+            }
+        row["diff"] = diffs
+        out[name] = row
+    return out
+
+
+def markdown_table(rep: dict[str, Any]) -> str:
+    """The report as a markdown table: success [95% CI] per model, paired differences."""
+    labels = list(dict.fromkeys(k for row in rep.values() for k in row if k != "diff"))
+    diffs = list(dict.fromkeys(k for row in rep.values() for k in row["diff"]))
+    head = ["set", "episodes (envs)", *labels, *(f"{d} (paired)" for d in diffs)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, row in rep.items():
+        first = next(v for k, v in row.items() if k != "diff")
+        cells = [name, f"{first['episodes']} ({first['envs']})"]
+        for label in labels:
+            v = row.get(label)
+            cells.append("-" if v is None else _pct(v["success"], v["ci95"]))
+        for d in diffs:
+            v = row["diff"].get(d)
+            cells.append("-" if v is None else _pct(v["mean"], v["ci95"], signed=True))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _pct(value: float, ci: tuple[float, float], signed: bool = False) -> str:
+    sign = "+" if signed else ""
+    return f"{value:{sign}.1%} [{ci[0]:{sign}.1%}, {ci[1]:{sign}.1%}]"
+
+
+def write(rep: dict[str, Any], out_dir: Path) -> str:
+    """``eval_table.md``, ``eval_report.json`` and ``eval.png``; returns the table."""
+    out_dir = Path(out_dir)
+    table = markdown_table(rep)
+    (out_dir / "eval_table.md").write_text(table + "\n")
+    (out_dir / "eval_report.json").write_text(json.dumps(rep, indent=2))
+    plot(rep, out_dir / "eval.png")
+    return table
+
+
+def plot(rep: dict[str, Any], path: Path) -> Path:
+    """Grouped bars: success per set and model, with the 95% bootstrap intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(dict.fromkeys(k for row in rep.values() for k in row if k != "diff"))
+    names = list(rep)
+    width = 0.8 / max(1, len(labels))
+    fig, ax = plt.subplots(figsize=(max(6, 2.2 * len(names) + 2), 4.2), constrained_layout=True)
+    for i, label in enumerate(labels):
+        xs, ys, err = [], [], [[], []]
+        for j, name in enumerate(names):
+            v = rep[name].get(label)
+            if v is None:
+                continue
+            xs.append(j + i * width)
+            ys.append(v["success"])
+            err[0].append(max(0.0, v["success"] - v["ci95"][0]))
+            err[1].append(max(0.0, v["ci95"][1] - v["success"]))
+        ax.bar(xs, ys, width, yerr=err, capsize=3, label=label)
+    ax.set_xticks([j + width * (len(labels) - 1) / 2 for j in range(len(names))])
+    ax.set_xticklabels(names, rotation=12, ha="right")
+    ax.set_ylabel("success (95% bootstrap CI)")
+    ax.set_ylim(0, 1)
+    ax.legend()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,87 @@
+"""The catalog rule of the main job: computed pools that never overlap, held-out parts that
+training never sees, nested training pools, and the held-out report's statistics."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import agentworld_gym
+from agentworld_gym.suites import bootstrap_interval
+from algorithms.catalog_split import CatalogRule, Part, fitting_tasks, split_catalog, tool_chars
+from algorithms.evaluate import EvalResult
+from algorithms.grpo.rollout import Trajectory, rollout_metrics
+from algorithms.heldout import markdown_table, report
+from algorithms.pool import EnvPoolConfig, TaskPool, TaskRef
+
+RULE = CatalogRule(enabled=True)
+
+
+@pytest.fixture(scope="module")
+def split():
+    return split_catalog(RULE)
+
+
+def test_parts_are_disjoint_and_follow_the_rule(split):
+    train, held, cat = set(split.train), set(split.heldout_envs), set(split.heldout_category)
+    assert train and held and not (train & held or train & cat or held & cat)
+    for env_id in train | held | cat:
+        spec = agentworld_gym.load_spec(env_id)
+        assert len(spec.tools) <= RULE.max_tools and tool_chars(spec) <= RULE.max_tool_chars
+        tasks = fitting_tasks(spec, RULE)
+        assert len(tasks) >= RULE.min_tasks
+        assert all(len(t.gold["calls"]) <= RULE.max_gold_calls for t in tasks)
+    if split.category is not None:
+        categories = {agentworld_gym.load_spec(e).taxonomy.get("l1") for e in cat}
+        assert categories == {split.category}
+        assert all(agentworld_gym.load_spec(e).taxonomy.get("l1") != split.category for e in train)
+
+
+def test_split_is_deterministic_and_training_pools_nest(split):
+    assert split_catalog(RULE) == split
+    small = split_catalog(dataclasses.replace(RULE, max_train_envs=2))
+    assert small.train == split.train[:2] and small.heldout_envs == split.heldout_envs
+    other = split_catalog(dataclasses.replace(RULE, seed=1))
+    assert (other.heldout_envs, other.category) != (split.heldout_envs, split.category)
+
+
+def test_pool_parts_hold_only_fitting_tasks(split):
+    config = EnvPoolConfig(rule=RULE)
+    train = TaskPool(config)
+    held = TaskPool(
+        dataclasses.replace(config, rule=dataclasses.replace(RULE, part=Part.heldout_envs))
+    )
+    assert train.env_ids == split.train and held.env_ids == split.heldout_envs
+    assert {t.env_id for t in train.tasks("train")} <= set(split.train)
+    assert len(held.tasks("all")) == sum(split.tasks[e] for e in split.heldout_envs)
+
+
+def test_hacking_guard_counts_reward_without_a_successful_call():
+    ref = TaskRef("e", "t")
+    trajs = [
+        Trajectory(ref, reward=0.4, tool_calls=1, ok_tool_calls=0),  # rewarded, no ok call
+        Trajectory(ref, reward=1.0, tool_calls=2, ok_tool_calls=2),
+        Trajectory(ref, reward=0.0),
+        Trajectory(ref, reward=0.0, tool_calls=1, ok_tool_calls=1),
+    ]
+    assert rollout_metrics(trajs)["reward/without_ok_call"] == 0.25
+
+
+def _result(successes: list[float]) -> EvalResult:
+    n = len(successes)
+    return EvalResult(sum(successes) / n, 0.0, n, 1.0, {"e": {}}, episode_success=successes)
+
+
+def test_report_pairs_models_on_the_same_episodes():
+    base = _result([0.0] * 50)
+    trained = _result([1.0] * 10 + [0.0] * 40)
+    rep = report({"base": {"held-out envs": base}, "trained": {"held-out envs": trained}})
+    row = rep["held-out envs"]
+    assert row["base"]["ci95"] == (0.0, 0.0)
+    low, high = row["trained"]["ci95"]
+    assert 0.05 < low < 0.2 < high < 0.35
+    assert row["diff"]["trained-base"]["mean"] == pytest.approx(0.2)
+    assert "| held-out envs | 50 (1) | 0.0% [0.0%, 0.0%] | 20.0%" in markdown_table(rep)
+    # paired: identical outcomes differ by exactly zero, however noisy each one is
+    assert bootstrap_interval([1.0, 0.0] * 20, [1.0, 0.0] * 20) == (0.0, 0.0)
