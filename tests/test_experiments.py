@@ -110,3 +110,20 @@ def test_sweep_gives_each_run_its_own_folder(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     runs = sorted(p for p in tmp_path.iterdir() if (p / "summary.json").is_file())
     assert [p.name for p in runs] == ["0", "1"]
+
+
+def test_scaling_config_composes_and_collects_points(tmp_path):
+    import scaling
+
+    cfg = load([], name="scaling")
+    assert cfg.env_pool.rule.enabled and cfg.warm_start.steps and not cfg.eval.before
+    for job, envs, success in (("0", 4, 0.1), ("1", 12, 0.3)):
+        folder = tmp_path / job
+        folder.mkdir()
+        (folder / "summary.json").write_text(json.dumps({"env_ids": ["e"] * envs}))
+        row = {"trained": {"success": success, "ci95": [0.0, 0.5], "episodes": 50}, "diff": {}}
+        (folder / "eval_report.json").write_text(json.dumps({"held-out envs": row}))
+    points = scaling.collect(tmp_path)
+    assert [p["train_envs"] for p in points] == [4, 12]
+    assert "| 12 | 30.0% [0.0%, 50.0%] (n=50) | - |" in scaling.write(points, tmp_path)
+    assert (tmp_path / "scaling.png").is_file()
