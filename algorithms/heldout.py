@@ -25,8 +25,9 @@ from typing import Any
 
 from agentworld_gym.suites import bootstrap_interval
 from algorithms.catalog_split import Part
-from algorithms.evaluate import EvalConfig, EvalResult, evaluate
-from algorithms.pool import EnvPoolConfig, TaskPool
+from algorithms.evaluate import EvalConfig, EvalResult, evaluate, select_tasks, summarise
+from algorithms.grpo.rollout import RolloutConfig, run_episodes
+from algorithms.pool import EnvPoolConfig, TaskPool, TaskRef
 
 PAIRS = (("sft", "base"), ("trained", "sft"), ("trained", "base"))
 """Differences the report shows (``a - b``) when both models were evaluated."""
@@ -65,8 +66,78 @@ def eval_sets(pool: TaskPool, config: EvalConfig) -> list[EvalSet]:
 
 
 def evaluate_sets(model: Any, sets: list[EvalSet]) -> dict[str, EvalResult]:
-    """Evaluate ``model`` on every set; ``{set name: result}``."""
-    return {s.name: evaluate(model, s.pool, s.config)[0] for s in sets}
+    """Evaluate ``model`` on every set; ``{set name: result}``.
+
+    A token generator plays the episodes of all sets that share rollout settings (and no
+    environment) in the same batches: on CPU a decoding step costs about the same for 24
+    sequences as for 72, so one batch over three sets takes about a third of the time.
+    """
+    if not (hasattr(model, "generate") and hasattr(model, "chat_format")):
+        return {s.name: evaluate(model, s.pool, s.config)[0] for s in sets}
+    results: dict[str, EvalResult] = {}
+    for group in _batchable(sets):
+        tasks = {s.name: _tasks(s) for s in group}
+        router = _Router({t.env_id: s for s in group for t in tasks[s.name]})
+        everything = [t for s in group for t in tasks[s.name]]
+        config = group[0].config
+        rollout = RolloutConfig(
+            max_turns=config.max_turns,
+            max_new_tokens=config.max_new_tokens,
+            max_episode_tokens=config.max_episode_tokens,
+            temperature=config.temperature,
+        )
+        trajs: list[Any] = []
+        for start in range(0, len(everything), config.batch_size):
+            chunk = everything[start : start + config.batch_size]
+            trajs += run_episodes(model, router, chunk, "", rollout, config.seed + start)
+        for s in group:
+            mine, trajs = trajs[: len(tasks[s.name])], trajs[len(tasks[s.name]) :]
+            results[s.name] = summarise(mine, s.pool)
+    return {s.name: results[s.name] for s in sets}
+
+
+def _tasks(s: EvalSet) -> list[TaskRef]:
+    return [t for t in select_tasks(s.pool, s.config) for _ in range(s.config.episodes_per_task)]
+
+
+def _batchable(sets: list[EvalSet]) -> list[list[EvalSet]]:
+    """Sets grouped by equal rollout settings, a set whose environments another set of the
+    group already has starting a group of its own."""
+    groups: list[list[EvalSet]] = []
+    for s in sets:
+        key = _rollout_key(s.config)
+        envs = set(s.pool.env_ids)
+        for group in groups:
+            if (
+                _rollout_key(group[0].config) == key
+                and s.config.suite is None
+                and not any(envs & set(g.pool.env_ids) for g in group)
+            ):
+                group.append(s)
+                break
+        else:
+            groups.append([s])
+    return groups
+
+
+def _rollout_key(c: EvalConfig) -> tuple:
+    return (c.max_turns, c.max_new_tokens, c.max_episode_tokens, c.temperature, c.seed, c.suite)
+
+
+class _Router:
+    """Looks like a pool to :func:`run_episodes`: each env id is served by its own set's pool
+    and split (the ``split`` argument is ignored)."""
+
+    def __init__(self, owner: dict[str, EvalSet]) -> None:
+        self.owner = owner
+
+    def acquire(self, env_id: str, split: str) -> Any:
+        s = self.owner[env_id]
+        return s.pool.acquire(env_id, s.config.split)
+
+    def release(self, env: Any, env_id: str, split: str) -> None:
+        s = self.owner[env_id]
+        s.pool.release(env, env_id, s.config.split)
 
 
 def close_sets(sets: list[EvalSet]) -> None:

@@ -203,12 +203,10 @@ def _evaluate(
     model: Any, sets: list[heldout.EvalSet], tracker: Tracker, label: str
 ) -> dict[str, EvalResult]:
     t0 = time.perf_counter()
-    results = {}
-    for s in sets:
-        logger.info("%s: evaluating on %s ...", label, s.name)
-        results[s.name] = heldout.evaluate_sets(model, [s])[s.name]
-        r = results[s.name]
-        logger.info("%s: %s: success %.3f over %d episodes", label, s.name, r.success, r.episodes)
+    logger.info("%s: evaluating on %s ...", label, ", ".join(s.name for s in sets))
+    results = heldout.evaluate_sets(model, sets)
+    for name, r in results.items():
+        logger.info("%s: %s: success %.3f over %d episodes", label, name, r.success, r.episodes)
     metrics = {f"{label}/{name}/success": r.success for name, r in results.items()}
     tracker.log({"phase": label, **metrics, f"perf/{label}_s": time.perf_counter() - t0}, step=0)
     return results

@@ -85,3 +85,21 @@ def test_report_pairs_models_on_the_same_episodes():
     assert "| held-out envs | 50 (1) | 0.0% [0.0%, 0.0%] | 20.0%" in markdown_table(rep)
     # paired: identical outcomes differ by exactly zero, however noisy each one is
     assert bootstrap_interval([1.0, 0.0] * 20, [1.0, 0.0] * 20) == (0.0, 0.0)
+
+
+def test_sets_share_rollout_batches_and_come_back_apart():
+    import torch
+
+    from algorithms.evaluate import EvalConfig
+    from algorithms.heldout import eval_sets, evaluate_sets
+    from algorithms.models import ModelConfig, load_policy
+
+    torch.manual_seed(0)
+    policy = load_policy(ModelConfig(name="tiny", dtype="float32", lora=False))
+    config = EvalConfig(max_tasks=2, max_turns=1, max_new_tokens=3, batch_size=64)
+    sets = eval_sets(TaskPool(EnvPoolConfig(rule=RULE)), config)
+    results = evaluate_sets(policy.generator, sets)
+    assert list(results) == [s.name for s in sets] and len(sets) == 3
+    for s in sets:
+        assert results[s.name].episodes == 2
+        assert set(results[s.name].per_env) <= set(s.pool.env_ids)
