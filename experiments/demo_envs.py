@@ -1,9 +1,10 @@
-"""Three small environments for the CPU demo (``env_pool=demo``), written as a catalog.
+"""Three small hand-built environments, written as a catalog: the self-evolution demo
+(``experiments/evolve.py``, ``catalog=demo``) and ``benchmarks/grpo_step.py`` use them.
 
-The flagship environments (``AgentWorld/notion-v0``: 19 tools, 5-50k-token trajectories) are
-far beyond what a 135M model can learn in minutes on two CPU cores. These three are small on
-purpose — four tools each, short JSON results, one- or two-call gold chains — so that the demo
-shows the whole loop (SFT warm start → GRPO → held-out evaluation) end to end in ~20 minutes.
+The main job (``experiments/train.py``) trains on catalog environments instead (a computed
+rule, ``algorithms/catalog_split.py``). These three are small on purpose — four tools each,
+short JSON results, one- or two-call gold chains — so that a self-evolution round fits in
+minutes on two CPU cores.
 They are ordinary ``EnvSpec`` folders with an ``index.json``: the trainer sees them only
 through the registry and the Gymnasium API, like any catalog environment. Test tasks ask the
 same kinds of questions about entities that no training task mentions.
