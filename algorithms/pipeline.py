@@ -101,7 +101,7 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
             from agentworld_gym.llm import make_backend
 
             backend = make_backend(cfg.llm)
-            results[cfg.llm.model] = _evaluate(backend, sets, tracker, "eval")
+            results[cfg.llm.model] = _evaluate(backend, sets, tracker, "eval", cfg.threads)
             return _finish(summary, results, tracker, out_dir, t_start, cfg.eval)
         policy = load_policy(cfg.model)
         generator = policy.generator
@@ -112,13 +112,14 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
                 policy.model, policy.tokenizer, cfg.llm, cfg.model, cfg.vllm
             )
         if cfg.eval.before:
-            results["base"] = _evaluate(generator, sets, tracker, "eval_base")
+            results["base"] = _evaluate(generator, sets, tracker, "eval_base", cfg.threads)
         if cfg.warm_start.enabled:
+            set_threads(cfg.threads)  # auto: re-read at each phase; other jobs come and go
             policy, metrics = warm_start(policy, pool, cfg.warm_start, tracker, out_dir)
             summary.update(metrics)
             generator.sync_weights(policy.model)
             if cfg.eval.before and cfg.eval.after and _training_steps(cfg) > 0:
-                results["sft"] = _evaluate(generator, sets, tracker, "eval_sft")
+                results["sft"] = _evaluate(generator, sets, tracker, "eval_sft", cfg.threads)
         algo = cfg.algo if cfg.algo is not None else GRPOConfig()
         if isinstance(algo, SFTConfig):
             summary.update(run_sft(policy, pool, algo, tracker, out_dir / "sft"))
@@ -126,6 +127,7 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
         elif isinstance(algo, GRPOConfig):
             from algorithms.grpo.trainer import GRPOTrainer
 
+            set_threads(cfg.threads)
             trainer = GRPOTrainer(policy, pool, algo, tracker, out_dir, generator)
             history = trainer.train(resume=cfg.resume)
             if history:
@@ -134,7 +136,7 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
         else:
             raise ConfigError(f"algo must be grpo or sft, got {type(algo).__name__}")
         if cfg.eval.after:
-            results["trained"] = _evaluate(generator, sets, tracker, "eval_trained")
+            results["trained"] = _evaluate(generator, sets, tracker, "eval_trained", cfg.threads)
         final = policy.model.merge_and_unload() if policy.is_lora else policy.model
         final.save_pretrained(out_dir / "final_model")  # a plain model: load with from_pretrained
         policy.tokenizer.save_pretrained(out_dir / "final_model")
@@ -200,8 +202,9 @@ def _split_summary(pool: TaskPool) -> dict[str, Any]:
 
 
 def _evaluate(
-    model: Any, sets: list[heldout.EvalSet], tracker: Tracker, label: str
+    model: Any, sets: list[heldout.EvalSet], tracker: Tracker, label: str, threads: int | None
 ) -> dict[str, EvalResult]:
+    set_threads(threads)
     t0 = time.perf_counter()
     logger.info("%s: evaluating on %s ...", label, ", ".join(s.name for s in sets))
     results = heldout.evaluate_sets(model, sets)
