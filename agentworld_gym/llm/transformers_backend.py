@@ -350,7 +350,10 @@ class _PrefixCacheEngine:
             if clusters:
                 prefix, members = clusters[-1]
                 n = _common_prefix(prefix, prompt)
-                if n >= self.min_shared:
+                # join only when the shared part is at least half the prompt: prompts that
+                # share a short preamble (two environments whose names begin alike) would
+                # otherwise make every row of the batch prefill its whole prompt padded
+                if n >= self.min_shared and 2 * n >= len(prompt):
                     clusters[-1] = (prefix[: min(n, len(prompt) - 1)], [*members, i])
                     continue
             clusters.append((prompt[:-1] or prompt[:0], [i]))
