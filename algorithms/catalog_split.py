@@ -26,6 +26,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 import agentworld_gym
 from agentworld_gym.env import AgentWorldEnv
@@ -158,9 +159,19 @@ def qualifies(entry: IndexEntry, rule: CatalogRule) -> int:
     return n if n >= rule.min_tasks else 0
 
 
+def catalog_entries() -> list[IndexEntry]:
+    """The registered environments that live in the catalog roots."""
+    from agentworld_gym.registry import default_roots
+
+    roots = {Path(r).resolve() for r in default_roots()}
+    return [e for e in agentworld_gym.list_envs() if e.root and Path(e.root).resolve() in roots]
+
+
 def split_catalog(rule: CatalogRule, entries: list[IndexEntry] | None = None) -> CatalogSplit:
-    """Apply the rule to ``entries`` (default: every registered catalog environment)."""
-    entries = sorted(entries or agentworld_gym.list_envs(), key=lambda e: e.gym_id)
+    """Apply the rule to ``entries`` (default: every environment of the catalog roots,
+    ``envs_generated/`` and ``AGENTWORLD_CATALOGS`` -- not whatever else this process has
+    registered, so the split depends on the catalog alone)."""
+    entries = sorted(entries or catalog_entries(), key=lambda e: e.gym_id)
     counts = {e.gym_id: n for e in entries if (n := qualifies(e, rule))}
     if not counts:
         raise ConfigError("env_pool.rule: no environment qualifies; loosen max_tools/max_*")
