@@ -134,19 +134,27 @@ def evaluate(model: Any, pool: TaskPool, config: EvalConfig) -> tuple[EvalResult
 def _evaluate_pool(model: Any, pool: TaskPool, config: EvalConfig) -> tuple[EvalResult, list]:
     tasks = [t for t in select_tasks(pool, config) for _ in range(config.episodes_per_task)]
     if hasattr(model, "generate") and hasattr(model, "chat_format"):
-        rollout = RolloutConfig(
-            max_turns=config.max_turns,
-            max_new_tokens=config.max_new_tokens,
-            max_episode_tokens=config.max_episode_tokens,
-            temperature=config.temperature,
-        )
-        trajs: list[Any] = []
-        for start in range(0, len(tasks), config.batch_size):
-            chunk = tasks[start : start + config.batch_size]
-            trajs += run_episodes(model, pool, chunk, config.split, rollout, config.seed + start)
+        trajs = play_batched(model, pool, tasks, config.split, config)
     else:
         trajs = _chat_episodes(model, pool, tasks, config)
     return summarise(trajs, pool), trajs
+
+
+def play_batched(
+    model: Any, pool: Any, tasks: list[Any], split: str, config: EvalConfig
+) -> list[Trajectory]:
+    """Greedy in-process episodes of ``tasks``, ``config.batch_size`` per generation batch."""
+    rollout = RolloutConfig(
+        max_turns=config.max_turns,
+        max_new_tokens=config.max_new_tokens,
+        max_episode_tokens=config.max_episode_tokens,
+        temperature=config.temperature,
+    )
+    trajs: list[Trajectory] = []
+    for start in range(0, len(tasks), config.batch_size):
+        chunk = tasks[start : start + config.batch_size]
+        trajs += run_episodes(model, pool, chunk, split, rollout, config.seed + start)
+    return trajs
 
 
 def summarise(trajs: list[Trajectory], pool: TaskPool) -> EvalResult:

@@ -25,8 +25,14 @@ from typing import Any
 
 from agentworld_gym.suites import bootstrap_interval
 from algorithms.catalog_split import Part
-from algorithms.evaluate import EvalConfig, EvalResult, evaluate, select_tasks, summarise
-from algorithms.grpo.rollout import RolloutConfig, run_episodes
+from algorithms.evaluate import (
+    EvalConfig,
+    EvalResult,
+    evaluate,
+    play_batched,
+    select_tasks,
+    summarise,
+)
 from algorithms.pool import EnvPoolConfig, TaskPool, TaskRef
 
 PAIRS = (("sft", "base"), ("trained", "sft"), ("trained", "base"))
@@ -79,17 +85,7 @@ def evaluate_sets(model: Any, sets: list[EvalSet]) -> dict[str, EvalResult]:
         tasks = {s.name: _tasks(s) for s in group}
         router = _Router({t.env_id: s for s in group for t in tasks[s.name]})
         everything = [t for s in group for t in tasks[s.name]]
-        config = group[0].config
-        rollout = RolloutConfig(
-            max_turns=config.max_turns,
-            max_new_tokens=config.max_new_tokens,
-            max_episode_tokens=config.max_episode_tokens,
-            temperature=config.temperature,
-        )
-        trajs: list[Any] = []
-        for start in range(0, len(everything), config.batch_size):
-            chunk = everything[start : start + config.batch_size]
-            trajs += run_episodes(model, router, chunk, "", rollout, config.seed + start)
+        trajs = play_batched(model, router, everything, "", group[0].config)
         for s in group:
             mine, trajs = trajs[: len(tasks[s.name])], trajs[len(tasks[s.name]) :]
             results[s.name] = summarise(mine, s.pool)
