@@ -47,19 +47,28 @@ def save(
     config: dict[str, Any],
     extra: dict[str, Any] | None = None,
     keep: int = 2,
+    *,
+    trainable: dict[str, torch.Tensor] | None = None,
+    optimizer_state: Any = None,
 ) -> Path:
-    """Write a checkpoint and delete all but the ``keep`` newest of this phase."""
+    """Write a checkpoint and delete all but the ``keep`` newest of this phase.
+
+    ``trainable`` and ``optimizer_state`` replace what is read from ``model`` and
+    ``optimizer`` when those are sharded over ranks (the caller gathers the full tensors, see
+    :mod:`algorithms.distributed`); ``model.save_pretrained`` writes the model folder.
+    """
     root = Path(run_dir) / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"{phase}-{step:06d}"
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
-    trainable = {n: p.detach().cpu() for n, p in model.named_parameters() if p.requires_grad}
+    if trainable is None:
+        trainable = {n: p.detach().cpu() for n, p in model.named_parameters() if p.requires_grad}
     torch.save(
         {
             "phase": phase,
             "step": step,
             "trainable": trainable,
-            "optimizer": optimizer.state_dict(),
+            "optimizer": optimizer.state_dict() if optimizer_state is None else optimizer_state,
             "rng": rng_state(),
             "config": config,
             "extra": extra or {},
@@ -81,9 +90,14 @@ def latest(run_dir: Path, phase: str) -> Path | None:
     return found[-1].parent if found else None
 
 
+def read(path: Path) -> dict[str, Any]:
+    """The stored state of a checkpoint folder, applied to nothing."""
+    return torch.load(Path(path) / "state.pt", map_location="cpu", weights_only=False)
+
+
 def load(path: Path, model: Any, optimizer: torch.optim.Optimizer | None) -> dict[str, Any]:
     """Restore weights, optimizer and RNG states; returns the stored state (``step`` etc.)."""
-    state = torch.load(Path(path) / "state.pt", map_location="cpu", weights_only=False)
+    state = read(path)
     params = dict(model.named_parameters())
     with torch.no_grad():
         for name, value in state["trainable"].items():

@@ -18,6 +18,7 @@ from algorithms.grpo.objective import (  # noqa: E402
     group_advantages,
     informative_groups,
     k3_kl,
+    truncated_is_weights,
 )
 
 
@@ -113,3 +114,28 @@ def test_kl_term_is_added_with_beta():
     assert loss.item() == pytest.approx(0.1 * (0.5 + math.log(2) - 1))
     with pytest.raises(ValueError, match="ref_logprobs"):
         clipped_policy_loss(logp, logp.detach(), torch.tensor([0.0]), torch.ones(1, 1), beta=0.1)
+
+
+def test_truncated_is_weights_hand_values():
+    trainer = torch.tensor([[-1.0, -1.0, -2.0, -0.5]])
+    sampler = torch.tensor([[-1.0, -2.0, -1.0, float("nan")]])
+    known = torch.tensor([[1, 1, 1, 1]])
+    w = truncated_is_weights(trainer, sampler, known, cap=2.0)
+    # exp(0) = 1; exp(1) = 2.72 -> cap 2; exp(-1) = 0.37; unknown (NaN) -> 1
+    assert torch.allclose(w, torch.tensor([[1.0, 2.0, math.exp(-1.0), 1.0]]))
+    unknown = truncated_is_weights(trainer, sampler, torch.zeros_like(known), cap=2.0)
+    assert torch.equal(unknown, torch.ones_like(trainer))
+
+
+def test_is_weights_scale_each_tokens_policy_term():
+    logp = torch.tensor([[-1.0, -1.0]], requires_grad=True)
+    mask = torch.tensor([[1, 1]])
+    adv = torch.tensor([1.0])
+    plain, _ = clipped_policy_loss(logp, logp.detach(), adv, mask)
+    weighted, _ = clipped_policy_loss(
+        logp, logp.detach(), adv, mask, is_weights=torch.tensor([[2.0, 0.5]])
+    )
+    assert float(plain.detach()) == pytest.approx(-1.0)  # -A * ratio, ratio = 1, token mean
+    assert float(weighted.detach()) == pytest.approx(-(2.0 + 0.5) / 2)
+    (grad,) = torch.autograd.grad(weighted, logp)
+    assert torch.allclose(grad, torch.tensor([[-1.0, -0.25]]))  # d/dlogp of -w * exp(0) / 2

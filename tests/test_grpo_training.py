@@ -3,6 +3,7 @@ resume."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -152,3 +153,43 @@ def test_merging_warm_start_adapters_keeps_the_function_and_resets_the_reference
             reference = merged.model(ids).logits
     assert merged.is_lora and merged.generator.model is merged.model
     assert torch.allclose(before, after, atol=1e-5) and torch.allclose(before, reference, atol=1e-5)
+
+
+class ShiftedGenerator:
+    """The policy's own generator reporting log-probabilities 0.5 lower: a sampler slightly
+    off the trained policy (as vLLM or bf16 kernels are), with the same samples."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.chat_format = inner.chat_format
+        self.pad_token_id = inner.pad_token_id
+
+    def generate(self, prompts, sampling):
+        import dataclasses
+
+        out = self.inner.generate(prompts, sampling)
+        return [dataclasses.replace(g, logprobs=[lp - 0.5 for lp in g.logprobs]) for g in out]
+
+    def sync_weights(self, model):
+        self.inner.sync_weights(model)
+
+
+@pytest.mark.parametrize("cap, weight", [(2.0, math.exp(0.5)), (1.2, 1.2), (0.0, None)])
+def test_generator_gap_is_logged_and_truncated_is_applied(toy_catalog, cap, weight):
+    pool = toy_pool(toy_catalog, train_split="test")
+    config = grpo_config(steps=1, tis_cap=cap)
+    plain = GRPOTrainer(tiny(seed=4), pool, config).train(resume=False)[0]
+    policy = tiny(seed=4)
+    shifted = GRPOTrainer(policy, pool, config, generator=ShiftedGenerator(policy.generator))
+    metrics = shifted.train(resume=False)[0]
+    assert plain["rollout/logprob_gap"] < 1e-3
+    assert metrics["rollout/logprob_gap"] == pytest.approx(0.5, abs=1e-3)
+    assert plain["loss/grad_norm"] > 1e-3
+    if weight is None:  # correction off: the gap is logged, the gradient is the uncorrected one
+        assert "rollout/is_weight_mean" not in metrics
+        assert metrics["loss/grad_norm"] == pytest.approx(plain["loss/grad_norm"], rel=1e-4)
+        return
+    assert metrics["rollout/is_weight_mean"] == pytest.approx(weight, rel=1e-3)
+    assert metrics["rollout/is_truncated_frac"] == (1.0 if weight == cap else 0.0)
+    # every token has the same weight here, so the policy gradient is scaled by it
+    assert metrics["loss/grad_norm"] == pytest.approx(plain["loss/grad_norm"] * weight, rel=1e-3)

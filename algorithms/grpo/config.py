@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from agentworld_gym.errors import ConfigError
 from algorithms.grpo.objective import LossAggregation
+from algorithms.grpo.remote import RemoteRolloutConfig
 from algorithms.grpo.rollout import RolloutConfig
 
 
@@ -49,6 +50,17 @@ class GRPOConfig:
     """Run each micro-batch's common prefix once (exact; much faster for GRPO groups)."""
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
     """Episode budgets and sampling."""
+    rollout_shards: int = 0
+    """Sampling batches per step, each a share of the groups with its own seed; 0 = one per
+    rank. Fixed (to a multiple of the number of ranks), a run samples the same episodes on any
+    number of ranks, so a checkpoint resumes on M ranks exactly as on N."""
+    tis_cap: float = 2.0
+    """Truncated importance sampling: each token's policy loss is weighted by
+    ``min(π_train / π_sample, tis_cap)`` where the generator reported its log-probabilities
+    (vLLM, Ray workers, bf16 kernels sample from a slightly different policy than the trainer
+    scores); 0 disables the correction. The gap is logged either way (``rollout/logprob_gap``)."""
+    remote: RemoteRolloutConfig = field(default_factory=RemoteRolloutConfig)
+    """Rollouts on a Ray actor pool (``remote.workers > 0``) instead of in this process."""
     checkpoint_every: int = 10
     """Save a resumable checkpoint every this many updates (and at the end); 0 = only at the end."""
     keep_checkpoints: int = 2
@@ -70,5 +82,9 @@ class GRPOConfig:
             )
         if self.beta < 0:
             raise ConfigError(f"algo.beta must be >= 0, got {self.beta}")
+        if self.rollout_shards < 0:
+            raise ConfigError(f"algo.rollout_shards must be >= 0, got {self.rollout_shards}")
+        if self.tis_cap < 0 or (0 < self.tis_cap < 1):
+            raise ConfigError(f"algo.tis_cap must be 0 (off) or >= 1, got {self.tis_cap}")
         if self.micro_batch_size < 1 or self.num_iterations < 1:
             raise ConfigError("algo.micro_batch_size and algo.num_iterations must be >= 1")

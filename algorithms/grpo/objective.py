@@ -85,6 +85,31 @@ def aggregate(
     raise ValueError(f"unknown aggregation {mode!r}")
 
 
+def truncated_is_weights(
+    trainer_logprobs: torch.Tensor,
+    sampler_logprobs: torch.Tensor,
+    known: torch.Tensor,
+    cap: float,
+) -> torch.Tensor:
+    """Truncated importance-sampling weights ``w = min(exp(logp_train - logp_sample), cap)``.
+
+    The generator (vLLM, another process, bf16 kernels) samples from a policy slightly
+    different from the one the trainer scores; the policy gradient is then off-policy. Each
+    token's loss is weighted by ``w`` (TIS, as in verl's and TRL's correction): ``w = 1`` when
+    the two agree, bounded by ``cap`` so that a rare large gap cannot dominate the update.
+    Where the sampler's log-probability is unknown (``known`` is 0) the weight is 1.
+
+    >>> truncated_is_weights(torch.tensor([[0.0, -1.0]]), torch.tensor([[-1.0, -1.0]]),
+    ...                      torch.tensor([[1, 1]]), cap=2.0)
+    tensor([[2., 1.]])
+    """
+    known = known.bool() & torch.isfinite(sampler_logprobs)
+    delta = torch.where(
+        known, trainer_logprobs - sampler_logprobs, torch.zeros_like(trainer_logprobs)
+    )
+    return torch.clamp(torch.exp(delta), max=cap).detach()
+
+
 def clipped_policy_loss(
     logprobs: torch.Tensor,
     old_logprobs: torch.Tensor,
@@ -98,6 +123,7 @@ def clipped_policy_loss(
     batch_tokens: float | None = None,
     batch_sequences: float | None = None,
     max_tokens: int | None = None,
+    is_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The clipped surrogate with DAPO's asymmetric clip and an optional k3 KL penalty.
 
@@ -107,7 +133,8 @@ def clipped_policy_loss(
         pg_loss2 = -A_i · clip(ρ, 1 - eps_low, 1 + eps_high)
         loss_t   = max(pg_loss1, pg_loss2) + β · k3(logp, ref_logp)
 
-    aggregated over the policy tokens by ``aggregation``.
+    aggregated over the policy tokens by ``aggregation``; with ``is_weights`` (``(N, T)``, see
+    :func:`truncated_is_weights`) the policy term of each token is multiplied by its weight.
 
     Args:
         logprobs: ``(N, T)`` log π_θ of the taken tokens (with grad).
@@ -128,6 +155,8 @@ def clipped_policy_loss(
     pg_loss1 = -adv * ratio
     pg_loss2 = -adv * torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high)
     per_token = torch.maximum(pg_loss1, pg_loss2)
+    if is_weights is not None:
+        per_token = per_token * is_weights
     pg_loss = aggregate(per_token, mask, aggregation, batch_tokens, batch_sequences, max_tokens)
     loss = pg_loss
     with torch.no_grad():
