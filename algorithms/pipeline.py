@@ -4,6 +4,11 @@
 (:class:`TrainConfig` and the group schemas) is registered in Hydra's ConfigStore by
 :func:`register_configs`, and the YAML files under ``conf/`` only override it. Library code
 receives plain dataclasses (``OmegaConf.to_object``), never a ``DictConfig``.
+
+Under ``torchrun`` (``WORLD_SIZE > 1``) the same entry point runs on every rank: rank 0 does
+everything it does in one process (evaluation, logging, the warm start, the final model) and
+every rank trains GRPO data-parallel (:mod:`algorithms.distributed`); the run folder is rank
+0's (put it on storage every node sees for multi-node runs: ``hydra.run.dir=...``).
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from agentworld_gym.errors import ConfigError
 from agentworld_gym.llm.base import LLMConfig
 from agentworld_gym.llm.hardware import set_threads
 from agentworld_gym.llm.vllm_backend import VLLMConfig
-from algorithms import heldout
+from algorithms import distributed, heldout
+from algorithms.distributed import Dist, DistributedConfig
 from algorithms.evaluate import EvalConfig, EvalResult
 from algorithms.grpo.config import GRPOConfig
 from algorithms.models import ModelConfig, Policy, load_policy, merge_adapters
@@ -64,6 +70,8 @@ class TrainConfig:
     threads: int | None = None
     """torch CPU threads (``None``: the cores other processes leave free, see
     :func:`agentworld_gym.llm.hardware.auto_threads`)."""
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
+    """Data parallelism when launched by ``torchrun`` (ignored in one process)."""
 
 
 def register_configs() -> None:
@@ -81,10 +89,58 @@ def register_configs() -> None:
 
 
 def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
-    """Run the experiment into ``out_dir``; returns the summary (also in ``summary.json``)."""
+    """Run the experiment into ``out_dir``; returns the summary (also in ``summary.json``).
+
+    Under ``torchrun``, every rank calls this; ranks other than 0 train and return ``{}``.
+    """
+    dist = distributed.init(cfg.distributed)
+    if not dist.enabled:
+        return _run(cfg, Path(out_dir), dist)
+    try:
+        out_dir = Path(dist.broadcast_object(str(out_dir)))  # rank 0's folder, for everyone
+        return _run(cfg, out_dir, dist) if dist.is_main else _train_rank(cfg, out_dir, dist)
+    finally:
+        distributed.shutdown()
+
+
+def _train_rank(cfg: TrainConfig, out_dir: Path, dist: Dist) -> dict[str, Any]:
+    """A rank other than 0: the same policy and pool, the warm start reloaded from rank 0's
+    checkpoint, and its share of GRPO; no evaluation, no logging, no files."""
     import torch
 
-    out_dir = Path(out_dir)
+    torch.manual_seed(cfg.seed)
+    set_threads(cfg.threads)
+    algo = cfg.algo if cfg.algo is not None else GRPOConfig()
+    if not isinstance(algo, GRPOConfig):
+        raise ConfigError("under torchrun, algo must be grpo (SFT runs in one process)")
+    pool = TaskPool(cfg.env_pool)
+    try:
+        policy = load_policy(cfg.model)
+        generator = _generator(cfg, policy)
+        if cfg.warm_start.enabled:
+            dist.barrier()  # rank 0 trains the warm start; here it is only reloaded
+            policy, _ = warm_start(policy, pool, cfg.warm_start, None, out_dir)
+            generator.sync_weights(policy.model)
+        from algorithms.grpo.trainer import GRPOTrainer
+
+        trainer = GRPOTrainer(policy, pool, algo, None, out_dir, generator, dist=dist)
+        trainer.train(resume=cfg.resume)
+        return {}
+    finally:
+        pool.close()
+
+
+def _generator(cfg: TrainConfig, policy: Policy) -> Any:
+    if cfg.llm.backend == "vllm":
+        from agentworld_gym.llm.vllm_backend import VLLMBackend
+
+        return VLLMBackend.for_policy(policy.model, policy.tokenizer, cfg.llm, cfg.model, cfg.vllm)
+    return policy.generator
+
+
+def _run(cfg: TrainConfig, out_dir: Path, dist: Dist) -> dict[str, Any]:
+    import torch
+
     t_start = time.perf_counter()
     torch.manual_seed(cfg.seed)
     set_threads(cfg.threads)
@@ -104,32 +160,32 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
             results[cfg.llm.model] = _evaluate(backend, sets, tracker, "eval", cfg.threads)
             return _finish(summary, results, tracker, out_dir, t_start, cfg.eval)
         policy = load_policy(cfg.model)
-        generator = policy.generator
-        if cfg.llm.backend == "vllm":
-            from agentworld_gym.llm.vllm_backend import VLLMBackend
-
-            generator = VLLMBackend.for_policy(
-                policy.model, policy.tokenizer, cfg.llm, cfg.model, cfg.vllm
-            )
+        generator = _generator(cfg, policy)
         if cfg.eval.before:
             results["base"] = _evaluate(generator, sets, tracker, "eval_base", cfg.threads)
         if cfg.warm_start.enabled:
             set_threads(cfg.threads)  # auto: re-read at each phase; other jobs come and go
             policy, metrics = warm_start(policy, pool, cfg.warm_start, tracker, out_dir)
+            dist.barrier()  # the other ranks reload it now
             summary.update(metrics)
             generator.sync_weights(policy.model)
             if cfg.eval.before and cfg.eval.after and _training_steps(cfg) > 0:
                 results["sft"] = _evaluate(generator, sets, tracker, "eval_sft", cfg.threads)
         algo = cfg.algo if cfg.algo is not None else GRPOConfig()
+        final = policy.model
         if isinstance(algo, SFTConfig):
+            if dist.enabled:
+                raise ConfigError("under torchrun, algo must be grpo (SFT runs in one process)")
             summary.update(run_sft(policy, pool, algo, tracker, out_dir / "sft"))
             generator.sync_weights(policy.model)
         elif isinstance(algo, GRPOConfig):
             from algorithms.grpo.trainer import GRPOTrainer
 
             set_threads(cfg.threads)
-            trainer = GRPOTrainer(policy, pool, algo, tracker, out_dir, generator)
+            trainer = GRPOTrainer(policy, pool, algo, tracker, out_dir, generator, dist=dist)
             history = trainer.train(resume=cfg.resume)
+            trainer.close()
+            final = trainer.gen_model  # the model itself, or its full replica under FSDP
             if history:
                 summary["grpo_last"] = history[-1]
                 summary.update(hacking_guard(history, algo.tasks_per_step * algo.group_size))
@@ -137,7 +193,8 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
             raise ConfigError(f"algo must be grpo or sft, got {type(algo).__name__}")
         if cfg.eval.after:
             results["trained"] = _evaluate(generator, sets, tracker, "eval_trained", cfg.threads)
-        final = policy.model.merge_and_unload() if policy.is_lora else policy.model
+        if hasattr(final, "merge_and_unload"):
+            final = final.merge_and_unload()
         final.save_pretrained(out_dir / "final_model")  # a plain model: load with from_pretrained
         policy.tokenizer.save_pretrained(out_dir / "final_model")
         return _finish(summary, results, tracker, out_dir, t_start, cfg.eval)

@@ -8,6 +8,7 @@ tests here run the one-process side and compare.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
@@ -160,3 +161,76 @@ def test_shard_deals_whole_groups(batch):
     trajs, adv = shard(batch, rank=1, world=2, group_size=4)
     assert [t.task for t in trajs] == [batch["trajs"][i].task for i in (4, 5, 6, 7, 12, 13, 14, 15)]
     assert torch.equal(adv, batch["advantages"][[4, 5, 6, 7, 12, 13, 14, 15]])
+
+
+TINY_RUN = [
+    "model=tiny",
+    "threads=1",
+    "logger=disabled",
+    "logger.progress=false",
+    "warm_start.epochs=0.3",
+    "algo.tasks_per_step=2",
+    "algo.group_size=2",
+    "algo.rollout_shards=2",
+    "algo.rollout.max_turns=1",
+    "algo.rollout.max_new_tokens=4",
+    "eval.max_tasks=2",
+    "eval.max_turns=1",
+    "eval.max_new_tokens=4",
+    "eval.extra_envs=[]",
+]
+
+
+@pytest.mark.skipif(
+    os.environ.get("AGENTWORLD_TORCHRUN_E2E") != "1",
+    reason="two more launches of the whole entry point (~1 min): AGENTWORLD_TORCHRUN_E2E=1",
+)
+def test_train_entry_point_unchanged_under_torchrun_then_resumed_in_one_process(tmp_path):
+    """``experiments/train.py`` under ``torchrun --nproc_per_node 2`` (warm start, evaluation
+    and logging on rank 0, GRPO on both), then the same folder resumed by a plain one-process
+    run for one more step."""
+    pytest.importorskip("hydra")
+    script = str(HERE.parent / "experiments" / "train.py")
+    env = {**os.environ, "WANDB_MODE": "disabled", "OMP_NUM_THREADS": "1"}
+    launch = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node"]
+    args = [*TINY_RUN, f"hydra.run.dir={tmp_path}"]
+    done = subprocess.run(
+        [*launch, "2", script, *args, "algo.steps=1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (tmp_path / "checkpoints" / "grpo-000001").is_dir()
+    state = torch.load(tmp_path / "checkpoints" / "grpo-000001" / "state.pt", weights_only=False)
+    assert state["extra"] == {"world_size": 2, "layout": "ddp"}
+    done = subprocess.run(
+        [sys.executable, script, *args, "algo.steps=2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "resumed GRPO from" in done.stdout + done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if r.get("phase") == "grpo"] == [1, 2]
+
+
+@pytest.mark.parametrize("name, strategy, ranks", [("gpu_1x8", "ddp", 8), ("gpu_2x8", "fsdp", 16)])
+def test_multi_gpu_configs_compose(name, strategy, ranks):
+    pytest.importorskip("hydra")
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from algorithms.pipeline import TrainConfig, register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(HERE.parent / "conf"), version_base="1.3"):
+        cfg = OmegaConf.to_object(compose(config_name=name))
+    assert isinstance(cfg, TrainConfig) and cfg.distributed.strategy.value == strategy
+    # every rank plays whole groups, and the episodes do not depend on the number of ranks
+    assert cfg.algo.tasks_per_step >= ranks and cfg.algo.rollout_shards % ranks == 0
