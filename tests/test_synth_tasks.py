@@ -355,6 +355,50 @@ def test_requests_read_as_one_goal_in_words_people_know(tracker):
         assert "again, this time" not in task.instruction
 
 
+def test_graph_gold_looks_up_nothing_the_request_states(tracker):
+    # a key the request quotes is given to the call that needs it, not read from an earlier
+    # lookup: such a lookup is a call the agent never needs, and a long label it never earned
+    for task in tracker.tasks:
+        if task.kind != "graph":
+            continue
+        calls = task.gold["calls"]
+        env = AgentWorldEnv(tracker, split="all")
+        env.reset(options={"task_id": task.id})
+        outputs = []
+        for c in calls:
+            args = {
+                k: _resolve(v, outputs) if isinstance(v, str) and v.startswith("$") else v
+                for k, v in c["arguments"].items()
+            }
+            obs, *_ = env.step(orjson.dumps({"name": c["name"], "arguments": args}).decode())
+            outputs.append(orjson.loads(obs))
+            for k, v in c["arguments"].items():
+                if isinstance(v, str) and v.startswith("$"):
+                    assert f'"{args[k]}"' not in task.instruction, (task.instruction, calls)
+
+
+def _resolve(ref: str, outputs: list) -> object:
+    step, _, path = ref[1:].partition(".")
+    value = outputs[int(step)]
+    for part in path.split(".") if path else []:
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+def test_a_google_style_parent_is_named_by_the_resource_above():
+    from agentworld_gym.synthesis.tasks.model import generic_parent, parent_noun
+
+    assert parent_noun("alloydb_projects_locations_backups_list", "backups") == "location"
+    assert parent_noun("cloudtasks_projects_locations_queues_tasks_list", "tasks") == "queue"
+    assert (
+        parent_noun("baremetalsolution_projects_locations_provisioningQuotas_list", "quotas_x")
+        is None
+    )
+    assert parent_noun("listBackups", "backups") is None  # nothing above: the field's word
+    assert generic_parent("parent") and generic_parent("parentName")
+    assert not generic_parent("project_id")
+
+
 def test_no_walk_writes_one_field_of_one_record_twice():
     from agentworld_gym.synthesis.tasks.sample.walk import _written
 

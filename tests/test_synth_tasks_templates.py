@@ -146,9 +146,31 @@ def test_which_branch_and_children_scripts():
     assert _verify("aggregate", count, STATE, "There are 2.") == 1.0
 
 
+def test_tend_script_needs_every_parent_updated_and_given_one_child():
+    # "Find all active projects, set their status to "paused" and add a task with owner "cy"
+    #  under each; tell me how many projects."
+    p = {"c": "tasks", "k": "id", "g": "owner", "v": "cy", "pc": "projects", "pk": "id"}
+    p.update(pw=[["status", "active"]], pf="project_id", pg="status", pv="paused")
+    child = {"id": "t9", "status": "open", "points": 1, "project_id": "p1", "owner": "cy"}
+    done = _with("tasks", {}, [child])
+    done["projects"] = [{**STATE["projects"][0], "status": "paused"}, STATE["projects"][1]]
+    assert _verify("tend", p, done, "1 project") == 1.0
+    assert _verify("tend", p, done, "") == pytest.approx(0.7)  # the count is part of the ask
+    no_child = {**STATE, "projects": done["projects"]}
+    assert _verify("tend", p, no_child, "1") == pytest.approx(0.65)  # half the writes
+    assert _verify("tend", p, _with("tasks", {}, [child]), "1") == pytest.approx(0.65)
+    stray = _with("tasks", {}, [child, {**child, "id": "t10", "project_id": "p2"}])
+    stray["projects"] = done["projects"]
+    assert _verify("tend", p, stray, "1") == 0.0  # a child under a parent not asked for
+    both = {**done, "projects": [done["projects"][0], {**STATE["projects"][1], "status": "x"}]}
+    assert _verify("tend", p, both, "1") == 0.0  # a parent outside the condition changed
+    assert _verify("tend", p, STATE, "1") == pytest.approx(0.3)  # nothing done
+
+
 # -- templates, end to end ------------------------------------------------------------------
 def make_full_env() -> EnvSpec:
-    """The tracker with a create tool for projects (parents can be created, then children)."""
+    """The tracker with create and update tools for projects (parents can be created, then
+    children; a parent's status set while a child is added)."""
     spec = make_op_env()
     spec.tools.append(
         op_tool(
@@ -160,6 +182,22 @@ def make_full_env() -> EnvSpec:
                 "op": "create",
                 "collection": "projects",
                 "body": {"name": "name", "status": "status"},
+            },
+        )
+    )
+    for rec, tier in zip(spec.records["projects"], ["gold", "silver", "gold", "silver"]):
+        rec["tier"] = tier
+    spec.tools.append(
+        op_tool(
+            "updateProject",
+            "write",
+            {"projectId": S, "status": {"type": "string", "enum": ["active", "archived"]}},
+            ["projectId"],
+            {
+                "op": "update",
+                "collection": "projects",
+                "key": "projectId",
+                "body": {"status": "status"},
             },
         )
     )
@@ -241,6 +279,7 @@ NEW = (
     "create_each",
     "create_batch",
     "create_chain",
+    "update_create_each",
 )
 
 

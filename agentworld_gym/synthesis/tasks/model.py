@@ -100,6 +100,9 @@ class Param:
     """The record field it addresses, filters on, or writes (a dotted path for nested bodies)."""
     ref: str | None = None
     """The collection whose primary key it takes (keys, parent scopes, references)."""
+    noun: str | None = None
+    """What a parent scope of no known collection stands for, from the tool's resource
+    path (``location`` for the ``parent`` of ``projects_locations_backups_list``)."""
 
 
 @dataclass
@@ -196,8 +199,8 @@ def profile(
     prof = Profile()
     label_rank: list[tuple[int, str]] = []
     for k, vs in values.items():
-        if len(vs) < max(2, int(0.8 * n)) or k in references:
-            continue
+        if len(vs) < max(2, int(0.8 * n)) or k in references or generic_parent(k):
+            continue  # a parent (of a known kind or not) is a scope, not a property
         counts = Counter(map(repr, vs))
         distinct = len(counts)
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):
@@ -263,6 +266,30 @@ def _naming(name: str, noun: str = "") -> bool:
     )
 
 
+GENERIC_PARENTS = frozenset({"parent", "parent name", "parent id", "parent resource", "parents"})
+"""Field labels that say a record has a parent but not what kind (Google-style ``parent``)."""
+
+
+def generic_parent(name: str) -> bool:
+    return " ".join(words(name)) in GENERIC_PARENTS
+
+
+def parent_noun(tool_name: str, collection: str) -> str | None:
+    """The resource just above ``collection`` in the tool's name, as a singular noun:
+    ``location`` for ``alloydb_projects_locations_backups_list`` over ``backups``."""
+    w, cw = words(tool_name), words(collection)
+    own = {"".join(cw), singular("".join(cw))}
+    for i in range(1, len(w)):
+        for j in range(i + 1, min(len(w), i + len(cw) + 1) + 1):
+            part = "".join(w[i:j])
+            if part in own or singular(part) in own:
+                prev = w[i - 1]
+                if prev.isalpha() and len(prev) > 3 and prev.endswith("s"):
+                    return singular(prev)
+                return None
+    return None
+
+
 def looks_like_id(name: str) -> bool:
     w = words(name)
     return bool(w) and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids", "token", "hash")
@@ -297,6 +324,8 @@ def _op_tool(tool: Any, env: EnvSpec) -> ToolModel:
     for name, schema in props.items():
         role, fld, ref = roles.get(name, (OTHER, None, None))
         params[name] = Param(name, role, name in required, schema, fld, ref)
+        if role in (SCOPE, BODY, FILTER) and ref is None and generic_parent(fld or name):
+            params[name].noun = parent_noun(tool.name, coll)
     response = impl.get("response", {})
     op = impl["op"]
     fixed = "body" in response

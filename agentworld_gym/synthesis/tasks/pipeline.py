@@ -132,7 +132,7 @@ class EnvReport:
 def _plan(config: TaskSynthConfig) -> dict[str, int]:
     n_long = round(config.n * config.long_share)
     n_prog = round(config.n * config.program_share)
-    long_prog = n_long // 4 if n_prog else 0  # loops over one tool are rarely long-horizon
+    long_prog = n_long // 2 if n_prog else 0
     long_graph = n_long - long_prog
     return {
         "graph": max(0, config.n - n_prog - long_graph),

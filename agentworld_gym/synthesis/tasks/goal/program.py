@@ -42,7 +42,12 @@ from agentworld_gym.synthesis.tasks.sample.templates.given import (
     batch_update,
     batch_write,
 )
-from agentworld_gym.synthesis.tasks.sample.templates.listing import branch, bulk, create_each
+from agentworld_gym.synthesis.tasks.sample.templates.listing import (
+    branch,
+    bulk,
+    create_each,
+    update_create_each,
+)
 from agentworld_gym.synthesis.tasks.sample.templates.lookup_create import (
     create_batch,
     create_chain,
@@ -57,6 +62,7 @@ TEMPLATES: dict[str, Callable[..., Any]] = {
     "bulk_delete": lambda m, c, r, k: bulk(m, c, r, k, "delete"),
     "branch_update": branch,
     "create_each": create_each,
+    "update_create_each": update_create_each,
     "extreme": extreme,
     "aggregate": aggregate,
     "group_max": group_max,
@@ -73,6 +79,7 @@ WEIGHTS = {
     "bulk_delete": 1.0,
     "branch_update": 2.0,
     "create_each": 1.5,
+    "update_create_each": 1.5,
     "extreme": 1.5,
     "aggregate": 2.0,
     "group_max": 2.0,
@@ -99,6 +106,7 @@ PATTERNS = {
     "extreme": "update",
     "lookup_branch": "update",
     "create_each": "create",
+    "update_create_each": "update",
     "create_batch": "create",
     "create_chain": "create",
 }
@@ -108,6 +116,7 @@ LONG = (
     "bulk_delete",
     "branch_update",
     "create_each",
+    "update_create_each",
     "group_max",
     "children_agg",
     "batch_read",

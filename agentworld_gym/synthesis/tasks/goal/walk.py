@@ -8,7 +8,8 @@ reports and the end state its writes make — worded by
 1. pick the *facts* to report — a field of a looked-up record, how many records a list
    returned — preferring facts the first call does not already show;
 2. drop read steps nothing depends on (no later step uses their output, no fact comes from
-   them), so every gold call is needed;
+   them), nor the lookups of values the request states (a key it quotes), so every gold
+   call is needed;
 3. replay the chain twice on fresh forks, the second time with another task id and a shifted
    clock; a fact that differs is volatile (a generated id, a timestamp) and is dropped;
 4. write the rubric: one machine-checked criterion per fact (exact text, or a number with a
@@ -19,6 +20,7 @@ reports and the end state its writes make — worded by
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from agentworld_gym.env import dumps
@@ -83,7 +85,7 @@ class GraphTaskBuilder(TaskBuilder):
         facts = self._pick_facts(
             steps, walk.outputs, rng, MAX_FACTS + 2 if min_calls > 2 else MAX_FACTS
         )
-        for _ in range(3):  # drop unstable or leaking facts, then the steps they alone needed
+        for _ in range(4):  # drop unstable or leaking facts, then the steps they alone needed
             steps, facts = _prune(steps, facts)
             if len(steps) < min_calls:
                 return "walk too short"
@@ -102,9 +104,13 @@ class GraphTaskBuilder(TaskBuilder):
                 self.model.spec.name, steps, r1.outputs, stable, random.Random(rng.random())
             )
             stable = [f for f in stable if render.leaks(instruction, [f.value], []) is None]
-            if len(stable) == len(facts):
+            if len(stable) != len(facts):
+                facts = stable
+                continue
+            named = _name_stated(steps, instruction)
+            if named is steps:
                 break
-            facts = stable
+            steps = named  # the lookups of values the request states go (step 2 again)
         else:
             return "unstable facts"
         state = state_criteria(self.model, self.runner.base, steps, r1, r2)
@@ -114,7 +120,7 @@ class GraphTaskBuilder(TaskBuilder):
             return "unreadable: " + self.writer.problems[0].split(" '")[0]
         if _rewrites(steps):
             return "a field written twice"
-        if min_calls <= 2 and self.strict and not _one_errand(steps, facts):
+        if self.strict and not _one_errand(steps, facts):
             return "separate errands"
         if len(instruction) > MAX_REQUEST:
             return "request too long"
@@ -327,6 +333,37 @@ def _value(f: Fact, outputs: list[Any]) -> Any:
     if f.kind == "count":
         return len(found) if isinstance(found, list) else MISSING
     return found
+
+
+def _name_stated(steps: list[Step], instruction: str) -> list[Step]:
+    """``steps`` with every argument the request states outright (a key it quotes) taken
+    as given rather than from the earlier call that found it: the agent needs no lookup
+    for a value it was told, so the gold chain holds none (``steps`` itself when nothing
+    changes)."""
+    out, changed = [], False
+    for st in steps:
+        sources, args = dict(st.sources), dict(st.args)
+        for n, src in st.sources.items():
+            if src.kind == "ref" and _states(instruction, src.value):
+                v = src.value
+                sources[n] = Source("anchor", collection=src.collection, field=src.field, value=v)
+                args[n] = v
+                changed = True
+        out.append(
+            Step(st.tool, args, sources, st.output, st.edge, st.target, st.record_path, st.items)
+            if sources != st.sources
+            else st
+        )
+    return out if changed else steps
+
+
+def _states(instruction: str, value: Any) -> bool:
+    """Whether the request gives ``value`` outright: quoted, or a number of 2+ digits."""
+    if isinstance(value, str):
+        return bool(value) and f'"{value}"' in instruction
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10:
+        return re.search(rf"(?<![\w.]){value}(?![\w.])", instruction) is not None
+    return False
 
 
 def _prune(steps: list[Step], facts: list[Fact]) -> tuple[list[Step], list[Fact]]:

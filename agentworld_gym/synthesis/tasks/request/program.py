@@ -397,6 +397,16 @@ def refer_some(
     return records, ref
 
 
+def scope_noun(model: EnvModel, tool: ToolModel, arg: str, fld: str, pref: str | None) -> str:
+    """What the parent a scope argument takes is called: its collection's noun, else the
+    resource the tool's name puts above (a Google-style ``parent``), else the field."""
+    parent = model.collections.get(pref or "")
+    if parent is not None:
+        return parent.noun
+    p = tool.params.get(arg)
+    return (p.noun if p is not None else None) or label_of(fld)
+
+
 def parent_name(
     all_caps: dict[str, Caps], pref: str | None, key: Any
 ) -> tuple[str, ToolModel | None]:
@@ -426,9 +436,8 @@ def scope_ref(
         return Ref("")
     values = {f: v for f, v in where}
     phrases, listers = [], []
-    for _arg, fld, pref in req:
-        parent = model.collections.get(pref or "")
-        noun = parent.noun if parent else label_of(fld)
+    for arg, fld, pref in req:
+        noun = scope_noun(model, tool, arg, fld, pref)
         text, lister = parent_name(all_caps, pref, values.get(fld))
         phrases.append(f"{noun} {text}")
         if lister is not None and lister not in listers:

@@ -293,7 +293,9 @@ class GoalWriter:
     def _parent(
         self, p: Any, s: Source, steps: list[Step], outputs: list[Any], depth: int = 0
     ) -> str:
-        pnoun = self._coll_noun(p.ref, self._say(_strip_id(p.field or p.name)) or "parent")
+        pnoun = self._coll_noun(
+            p.ref, p.noun or self._say(_strip_id(p.field or p.name)) or "parent"
+        )
         if s.kind == "ref":
             return self.entity(s, steps, outputs, pnoun, depth)
         return f"{pnoun} {quote(s.value)}"
@@ -597,6 +599,13 @@ class GoalWriter:
                 scopes.append(self._parent(p, step.sources[names[0]], steps, outputs, 1))
             else:
                 labels = [_strip_id(tool.params[n].field or n) for n in names]
+                if any(tool.params[n].role == KEY for n in names) or {
+                    "name",
+                    "title",
+                } & set(labels):
+                    # "a new tag with the same tag (or name) as the tag X": a copy of what
+                    # tells records apart
+                    self.problems.append("a new record with another's key or name")
                 which = self.record(j, prefix, steps, outputs, 1, None)
                 same.append(f" with the same {series(labels)} as {which}")
         return ((" in " + series(scopes)) if scopes else "") + "".join(same)

@@ -95,6 +95,22 @@ BODIES = {
  ok = sum(1 for p in q if n.get(p) == 1)
  return round(0.7 * ok / max(len(q), 1) + 0.3 * (len(q) in num(answer)), 6)
 """,
+    "tend": """def verify(initial_state, final_state, answer):
+ k = P["pk"]; t = par(initial_state); ok = 0
+ f = {str(r.get(k)): r for r in final_state.get(P["pc"], [])}
+ for r in initial_state.get(P["pc"], []):
+  x = f.get(str(r.get(k)))
+  if str(r.get(k)) in t: ok += x is not None and g(x, P["pg"]) == P["pv"]
+  elif x != r: return 0.0
+ new = fresh(initial_state, final_state, P["c"], P["k"]); n = {}
+ if new is None: return 0.0
+ for r in new:
+  p = str(g(r, P["pf"]))
+  if p not in t or g(r, P["g"]) != P["v"]: return 0.0
+  n[p] = n.get(p, 0) + 1
+ made = sum(1 for p in t if n.get(p) == 1)
+ return round(0.35 * (ok + made) / max(len(t), 1) + 0.3 * (len(t) in num(answer)), 6)
+""",
     "extreme": """def verify(initial_state, final_state, answer):
  k = P["k"]; rows = [r for r in T(initial_state) if isinstance(g(r, P["nf"]), (int, float))]
  b = sorted(rows, key=lambda r: g(r, P["nf"]), reverse=P["max"])[0]; ok = 0

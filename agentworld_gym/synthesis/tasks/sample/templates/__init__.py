@@ -19,6 +19,9 @@ template            program                                                contr
 ``create_each``     for every parent (listed, or given and fetched)        loop, filter, join,
                     matching a condition: create a child linked to it;     conditional write
                     report how many
+``update_create_   for every listed parent matching a condition: set a    loop, filter, join,
+each``              field of it and create a child linked to it; report   conditional write
+                    how many
 ``extreme``         the listed record with the highest/lowest number:      aggregate, write
                     update it, report its name
 ``aggregate``       total/average/highest/lowest/count over listed         loop, filter, join,
@@ -47,7 +50,7 @@ template            program                                                contr
 One module per kind:
 
 - :mod:`.listing` — templates over listings: ``bulk_update``, ``bulk_delete``,
-  ``branch_update``, ``create_each``;
+  ``branch_update``, ``create_each``, ``update_create_each``;
 - :mod:`.aggregate` — templates that aggregate: ``extreme``, ``aggregate``, ``group_max``,
   ``children_agg``;
 - :mod:`.given` — templates over records the request names: ``batch_read``,

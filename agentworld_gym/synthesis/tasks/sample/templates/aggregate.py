@@ -34,7 +34,6 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     join_parent,
     listed,
     number,
-    strip_id,
     value_for,
 )
 from agentworld_gym.synthesis.tasks.values import MISSING, typed
@@ -378,8 +377,7 @@ def children_agg(
             found += [r for r in caller.list_all(tool, args) if hit(r, where)]
         return answer(found, op, nf)
 
-    parent = model.collections.get(pref or "")
-    pnoun = parent.noun if parent else strip_id(fld)
+    pnoun = say.scope_noun(model, tool, arg, fld, pref)
     parents = f"{plural(pnoun)} {ref.text}"
     if count:
         records = say.np(coll.noun, where, rng)

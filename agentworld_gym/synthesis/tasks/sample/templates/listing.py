@@ -1,5 +1,5 @@
-"""Program templates over listings: ``bulk_update``, ``bulk_delete``, ``branch_update`` and
-``create_each``.
+"""Program templates over listings: ``bulk_update``, ``bulk_delete``, ``branch_update``,
+``create_each`` and ``update_create_each``.
 
 See :mod:`agentworld_gym.synthesis.tasks.sample.templates` for the table of every template;
 :mod:`.shapes` holds what they share.
@@ -40,7 +40,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
 )
 from agentworld_gym.synthesis.tasks.values import MISSING, fresh_text, schema_type, typed
 
-__all__ = ["Knobs", "branch", "bulk", "create_each"]
+__all__ = ["Knobs", "branch", "bulk", "create_each", "update_create_each"]
 
 ASK = [
     " Then tell me how many {nouns} you {did}.",
@@ -398,6 +398,121 @@ def create_each(
         ["loop", "filter", "join", "conditional_write"],
         "number",
         f"p:create:{coll.name}:{pw}",
+        2,
+        run,
+    )
+
+
+def update_create_each(
+    model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
+) -> Program | None:
+    """For every listed parent matching a condition: set a field of it and create a child
+    linked to it ("mark every overdue invoice as disputed and add a note to each") — three
+    tools whose every write depends on the listing; report how many."""
+    options = [
+        (c, link, all_caps[link[2]])
+        for c in all_caps.values()
+        if c.maker is not None
+        for link in c.links
+        if link[2] in all_caps
+        and link[2] != c.coll.name
+        and all_caps[link[2]].lister is not None
+        and all_caps[link[2]].updater is not None
+        and all_caps[link[2]].writable
+    ]
+    if not options:
+        return None
+    caps, (arg, fld, _), pcaps = rng.choice(options)
+    coll, pcoll = caps.coll, pcaps.coll
+    strings = [
+        x
+        for x in caps.make_fields
+        if schema_type(x.schema) == "string"
+        and not x.schema.get("enum")
+        and x.param != arg
+        and x.path not in caps.unique
+    ]
+    if not strings or not pcaps.visibility.complete(pcaps.lister, {}, pcoll, pcoll.records):
+        return None
+    # a state many records share ("status", "priority"), not a name or a description
+    states = [x for x in pcaps.writable if x.path in pcoll.profile.categorical]
+    if not states:
+        return None
+    w, pwr = rng.choice(strings), rng.choice(states)
+    value = fresh_text(rng, w.path)
+    opts = conditions(
+        pcaps, pcoll.records, {pwr.path}, rng, Knobs(knobs.lo, knobs.hi), pcaps.lister.hidden
+    )
+    if not opts:
+        return None
+    pw, parents = max(opts, key=lambda o: len(o[1])) if knobs.long else rng.choice(opts)
+    pvalue = value_for(pwr, pcaps, parents, rng)
+    if pvalue is MISSING:
+        return None
+    n_calls = 1 + 2 * len(parents)
+    if n_calls > knobs.max_calls or say.too_long(n_calls, 3, len(parents)):
+        return None
+    mk = making(model, caps, rng, {arg, w.param})
+    if mk is None or mk.own or (not knobs.given and mk.names_keys(caps)):
+        return None
+    schema = caps.maker.params[arg].schema
+    calls = {
+        str(p.get(pcoll.pk)): mk.copy(
+            {**mk.shared, arg: typed(p.get(pcoll.pk), schema), **w.args(value)}
+        )
+        for p in parents
+    }
+    params: dict[str, Any] = {
+        "c": coll.name,
+        "k": coll.pk,
+        "g": w.path,
+        "v": value,
+        "pc": pcoll.name,
+        "pk": pcoll.pk,
+        "pw": pw,
+        "pf": fld,
+        "pg": pwr.path,
+        "pv": pvalue,
+    }
+    updater, verbs = pcaps.updater, Verbs(model)
+    if verbs.of(updater).op != "update":
+        return None  # an action ("cancel", "start") is not a field being set
+
+    def run(caller: Caller) -> Answer:
+        found = [p for p in caller.list_all(pcaps.lister, {}) if hit(p, pw)]
+        for p in found:
+            caller(updater, setting(updater, pcoll, p, pwr, pvalue))
+            caller(caps.maker, calls[str(p.get(pcoll.pk))])
+        return Answer(f"I updated {len(found)} {noun_of(pcoll, len(found))}.", len(found))
+
+    link = "under" if caps.maker.params[arg].role == "scope" else "for"
+    details = f"with {field_name(w.path)} {quote(value)}" + (
+        f", {mk.text(caps)}" if mk.shared else ""
+    )
+    one, many = say.a(coll.noun), plural(pcoll.noun)
+    each = say.np(pcoll.noun, pw, rng)
+    change = verbs.update(updater, rng, "them", field_name(pwr.path), quote(pvalue), pcoll.noun)
+    make = verbs.create(caps.maker, rng, f"{one} {details} {link} each")
+    ask = pick(rng, ASK).format(nouns=many, did=verbs.done(updater, "update"))
+    request = pick(
+        rng,
+        [
+            f"Find all {each}, {change} and {make}." + ask,
+            f"All {each} need attention: {change}, and {make}." + ask,
+            f"Could you go through the {many}? For those that {say.pred(pw, rng)}, "
+            f"{change} and {make}." + ask,
+        ],
+    )
+    if not visible(pcaps, *(f for f, _ in pw)):
+        return None
+    return Program(
+        "update_create_each",
+        "tend",
+        params,
+        request,
+        ["loop", "filter", "join", "conditional_write"],
+        "number",
+        f"p:tend:{coll.name}:{pw}",
         2,
         run,
     )

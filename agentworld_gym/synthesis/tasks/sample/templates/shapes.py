@@ -27,6 +27,7 @@ from agentworld_gym.synthesis.tasks.model import (
     humanize,
     scalar,
 )
+from agentworld_gym.synthesis.tasks.request.program import scope_noun
 from agentworld_gym.synthesis.tasks.request.render import plural, quote, told
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Caller,
@@ -193,8 +194,7 @@ def listing(model: EnvModel, caps: Caps, rng: random.Random) -> Listing | None:
         value = sample[fld]
         args[arg] = typed(value, tool.params[arg].schema)
         where.append([fld, value])
-        parent = model.collections.get(pref or "")
-        noun = parent.noun if parent else strip_id(fld)
+        noun = scope_noun(model, tool, arg, fld, pref)
         phrases.append(f"{noun} {quote(value)}")
     rows = [r for r in coll.records if hit(r, where)]
     if not caps.visibility.complete(tool, args, coll, rows):
@@ -383,7 +383,7 @@ class Making:
         for name, value in self.shared.items():
             p = tool.params[name] if tool else None
             fld = p.field if p and p.field else name
-            label = strip_id(fld) if p and p.ref else field_name(fld)
+            label = (p.noun if p else None) or (strip_id(fld) if p and p.ref else field_name(fld))
             parts.append(told(label, value))
         return ", ".join(parts)
 
