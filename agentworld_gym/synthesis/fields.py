@@ -729,16 +729,17 @@ class FieldValues:
         return f"{self.rng.choice(_GENERIC)} {thing}"
 
     def url(self, key: str = "", noun: str = "") -> str:
-        path = "/".join(w for w in words_of(singular(noun))[-1:]) or self.rng.choice(_TOPICS)
+        # a collection of the record's kind ("/invoices/..."), else a topic ("/sales/...")
+        path = "".join(f"{w}s" for w in words_of(singular(noun))[-1:]) or self.rng.choice(_TOPICS)
         if "webhook" in key or "callback" in key or "hook" in key:
             return f"https://{self.domain()}/webhooks/{self.rng.choice(_TOPICS)}"
         if "redirect" in key:
             return f"https://{self.domain()}/oauth/callback"
         if "self" in key or "href" in key:
-            return f"https://api.{self.domain()}/v1/{path}s/{self.hex(10)}"
+            return f"https://api.{self.domain()}/v1/{path}/{self.hex(10)}"
         if "avatar" in key or "image" in key or "photo" in key or "logo" in key or "icon" in key:
             return f"https://cdn.{self.domain()}/images/{self.hex(12)}.png"
-        return f"https://{self.domain()}/{path}s/{self.rng.choice(_TOPICS)}"
+        return f"https://{self.domain()}/{path}/{self.rng.choice(_TOPICS)}"
 
     # -- by kind --------------------------------------------------------------------------
     def by_kind(self, kind: str, key: str = "", noun: str = "") -> str:

@@ -261,7 +261,7 @@ class GraphTaskBuilder(TaskBuilder):
 
 def _one_errand(steps: list[Step], facts: list[Fact]) -> bool:
     """Whether every outcome (a write, an asked value) leads to the last one — its output
-    feeds it, or both act on a record the user names — so the request serves one goal
+    feeds it, or both act on one record the user names by its key — so the request serves one goal
     rather than gluing unrelated asks ("how many groups are there? what is the type of
     ...")."""
     outcomes = sorted({f.step for f in facts} | {i for i, s in enumerate(steps) if s.tool.writes})
@@ -276,7 +276,13 @@ def _one_errand(steps: list[Step], facts: list[Fact]) -> bool:
                 todo.append(src.step)
 
     def named(i: int) -> set[str]:
-        return {str(x.value) for x in steps[i].sources.values() if x.kind in ("anchor", "given")}
+        # the record itself, by its key: two records that share a parent are two errands
+        params = steps[i].tool.params
+        return {
+            str(x.value)
+            for n, x in steps[i].sources.items()
+            if x.kind in ("anchor", "given") and params[n].role == KEY
+        }
 
     told = named(last)
     return all(i in feeds or named(i) & told for i in outcomes[:-1])
