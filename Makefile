@@ -20,6 +20,10 @@ $(VENV)/.train: $(VENV)/.core
 	# BFCL V4 multi-turn (AgentWorld/bfcl-*): its data, API classes and checker need only
 	# mpmath; its pinned dependencies (numpy, vllm, ...) would break ours, so none come along.
 	$(PIP) install -q --no-deps bfcl-eval==2026.3.23 mpmath==1.3.0
+	# RL engines (the skyrl, verl and verifiers extras hold their other dependencies): verl
+	# pins transformers<5.11 and tensordict's pyvers packaging<26, verifiers 0.3.1 pins mcp<2;
+	# the code the adapters import needs none of those pins, so these come without dependencies.
+	$(PIP) install -q --no-deps verl==0.9.1 tensordict==0.10.0 pyvers==0.1.0 verifiers==0.3.1
 	touch $@
 
 setup-core: $(VENV)/.core  ## the light install: environments, verifiers, CLI
