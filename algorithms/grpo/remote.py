@@ -168,3 +168,112 @@ class RayEpisodeRunner:
 
 def _repeat(tasks: list[Any], group_size: int) -> list[Any]:
     return [t for t in tasks for _ in range(group_size)]
+
+
+class LocalCluster:
+    """A Ray cluster of ``nodes`` nodes on this machine (``ray start --head`` plus
+    ``ray start --address`` for each further node), with this process connected as its driver;
+    for tests and benchmarks of multi-node rollouts. Each node is one ``ray start --block``
+    process; :meth:`stop` ends exactly those (never ``ray stop``, which would stop every Ray on
+    the machine).
+
+    >>> with LocalCluster(nodes=2, cpus_per_node=1) as cluster:  # doctest: +SKIP
+    ...     runner = RayEpisodeRunner(model, pool, RemoteRolloutConfig(2, cluster.address))
+    """
+
+    def __init__(
+        self, nodes: int = 2, cpus_per_node: int = 1, port: int | None = None, timeout_s: int = 180
+    ) -> None:
+        import shutil
+        import socket
+        import sys
+        import tempfile
+        import time
+
+        import ray
+
+        ray_bin = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
+        if ray_bin is None:
+            raise ConfigError("LocalCluster needs the ray CLI: pip install agentworld-gym[ray]")
+        if port is None:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        self.address = f"127.0.0.1:{port}"
+        self.temp_dir = tempfile.mkdtemp(prefix="awray-")
+        self.procs: list[Any] = []
+        # `ray start --head` turns token authentication on unless told otherwise; the nodes
+        # get this process's mode so that the driver can connect
+        self.env = {**os.environ, "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
+        common = ["--block", f"--num-cpus={cpus_per_node}", "--disable-usage-stats"]
+        head = [ray_bin, "start", "--head", f"--port={port}", "--include-dashboard=false"]
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._spawn([*head, f"--temp-dir={self.temp_dir}", *common])
+            self._wait(lambda: _port_open(port), deadline)
+            for _ in range(nodes - 1):
+                self._spawn([ray_bin, "start", f"--address={self.address}", *common])
+            ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
+            self._wait(lambda: sum(n["Alive"] for n in ray.nodes()) >= nodes, deadline)
+        except BaseException:
+            self.stop()
+            raise
+        self.nodes = nodes
+
+    def _spawn(self, cmd: list[str]) -> None:
+        import subprocess
+
+        self.procs.append(
+            subprocess.Popen(
+                cmd,
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
+
+    def _wait(self, ready: Any, deadline: float) -> None:
+        import time
+
+        while not ready():
+            if any(p.poll() is not None for p in self.procs):
+                raise ConfigError("a `ray start` of the local cluster exited early")
+            if time.monotonic() > deadline:
+                raise ConfigError(f"the local Ray cluster at {self.address} did not come up")
+            time.sleep(1)
+
+    def stop(self) -> None:
+        """Disconnect, then end the node processes this object started (newest first)."""
+        import shutil
+        import signal
+        import subprocess
+
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+        self.procs = []
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+    def __enter__(self) -> LocalCluster:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def _port_open(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
