@@ -81,10 +81,11 @@ class EngineEpisode:
     ) -> None:
         self.task_id = task_id
         self.seed = seed
+        budget = {} if max_turns is None else {"max_turns": max_turns}
         if isinstance(env, EnvSpec):
-            self.env: gym.Env = AgentWorldEnv(env, split="all", max_turns=max_turns)
+            self.env: gym.Env = AgentWorldEnv(env, split="all", **budget)
         else:
-            self.env = gym.make(load_spec(env).gym_id, split="all", max_turns=max_turns)
+            self.env = gym.make(load_spec(env).gym_id, split="all", **budget)
         self.tools: list[dict[str, Any]] = []
         self.turns = 0
         self.reward = 0.0
