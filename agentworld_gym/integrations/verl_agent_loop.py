@@ -116,7 +116,7 @@ class AgentWorldAgentLoop(AgentLoopBase):
             )
             runtime_ids = merged.token_ids
             logprobs = merged_logprobs or []
-            text = self.tokenizer.decode(output.token_ids, skip_special_tokens=True)
+            text = self._decode(output.token_ids)
             start = loop.time()
             step = await loop.run_in_executor(None, episode.act, text)
             metrics["tool_calls"] += loop.time() - start
@@ -154,6 +154,15 @@ class AgentWorldAgentLoop(AgentLoopBase):
                 },
             },
         )
+
+    def _decode(self, token_ids: list[int]) -> str:
+        """The generated text without its trailing end-of-turn/padding tokens. Special tokens
+        inside are kept: some tokenizers mark ``<tool_call>`` itself special."""
+        ids = list(token_ids)
+        special = set(self.tokenizer.all_special_ids)
+        while ids and ids[-1] in special:
+            ids.pop()
+        return self.tokenizer.decode(ids)
 
 
 def dataset_rows(envs: list[str], split: str = "train") -> list[dict[str, Any]]:
