@@ -6,8 +6,8 @@ One launch does every multi-rank scenario, so the suite pays for process start-u
   (each rank takes its round-robin share of the groups), DDP for each loss aggregation and FSDP2
   for one; the test compares with the one-process update of the same batch.
 - ``run-<strategy>/``: one full step with a checkpoint (written by 2 ranks), then the next step
-  uninterrupted (``next-<strategy>.pt``) and, for DDP, the same next step resumed from the
-  checkpoint on 2 ranks by a fresh trainer (``resumed-ddp.pt``); the test resumes it on 1 rank.
+  uninterrupted (``next-<strategy>.pt``) and the same next step resumed from the checkpoint on
+  2 ranks by a fresh trainer (``resumed-<strategy>.pt``); the test resumes it on 1 rank.
 """
 
 from __future__ import annotations
@@ -111,11 +111,13 @@ def main() -> None:
         trainer = GRPOTrainer(tiny(), pool, run_config(), run_dir=run_dir, dist=dist)
         trainer.train(steps=1, resume=False)  # step 1, checkpoint written by both ranks
         save(f"next-{strategy.value}.pt", trainer, trainer.step())
-    dist = Dist(base.rank, base.world_size, base.local_rank, Strategy.ddp)
-    resumed = GRPOTrainer(tiny(seed=99), pool, run_config(), run_dir=out / "run-ddp", dist=dist)
-    if not resumed.resume():
-        raise SystemExit("no checkpoint to resume from")
-    save("resumed-ddp.pt", resumed, resumed.step())
+    for strategy in (Strategy.ddp, Strategy.fsdp):
+        dist = Dist(base.rank, base.world_size, base.local_rank, strategy)
+        run_dir = out / f"run-{strategy.value}"
+        resumed = GRPOTrainer(tiny(seed=99), pool, run_config(), run_dir=run_dir, dist=dist)
+        if not resumed.resume():
+            raise SystemExit("no checkpoint to resume from")
+        save(f"resumed-{strategy.value}.pt", resumed, resumed.step())
     distributed.shutdown()
 
 

@@ -58,7 +58,14 @@ def test_workload_tiny_skips_tau2_cleanly(tmp_path):
 
 @pytest.mark.parametrize(
     "script",
-    ["env_speed.py", "workload.py", "catalog_speed.py", "tau2_workload.py", "grpo_step.py"],
+    [
+        "env_speed.py",
+        "workload.py",
+        "catalog_speed.py",
+        "tau2_workload.py",
+        "grpo_step.py",
+        "grpo_ray_rollouts.py",
+    ],
 )
 def test_help(script):
     assert "usage:" in _run(str(BENCH / script), "--help")

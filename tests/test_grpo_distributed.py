@@ -141,9 +141,10 @@ def test_two_rank_checkpoint_resumes_on_one_rank(batch, two_ranks, strategy):
     assert metrics["loss/total"] == pytest.approx(uninterrupted["metrics"]["loss/total"], abs=ATOL)
 
 
-def test_two_rank_checkpoint_resumes_on_two_ranks(two_ranks):
-    resumed = torch.load(two_ranks / "resumed-ddp.pt")
-    uninterrupted = torch.load(two_ranks / "next-ddp.pt")
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
+def test_two_rank_checkpoint_resumes_on_two_ranks(two_ranks, strategy):
+    resumed = torch.load(two_ranks / f"resumed-{strategy}.pt")
+    uninterrupted = torch.load(two_ranks / f"next-{strategy}.pt")
     assert_same(resumed["state"], uninterrupted["state"])
     assert resumed["metrics"]["reward/mean"] == uninterrupted["metrics"]["reward/mean"]
 
