@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from algorithms.evaluate import EvalConfig, EvalResult
 from algorithms.grpo.config import GRPOConfig
 from algorithms.models import ModelConfig, Policy, load_policy, merge_adapters
 from algorithms.pool import EnvPoolConfig, TaskPool
-from algorithms.sft import SFTConfig, run_sft
+from algorithms.sft import GoldBudget, SFTConfig, gold_budget, gold_examples, run_sft
 from algorithms.tracking import JobEta, LoggerConfig, Tracker
 
 logger = logging.getLogger(__name__)
@@ -161,6 +162,7 @@ def _run(cfg: TrainConfig, out_dir: Path, dist: Dist) -> dict[str, Any]:
             return _finish(summary, results, tracker, out_dir, t_start, cfg.eval)
         policy = load_policy(cfg.model)
         generator = _generator(cfg, policy)
+        summary.update(check_budgets(policy, pool, cfg))
         if cfg.eval.before:
             results["base"] = _evaluate(generator, sets, tracker, "eval_base", cfg.threads)
         if cfg.warm_start.enabled:
@@ -212,6 +214,35 @@ def warm_start(
     what "adapters off" means from then on — GRPO's KL reference."""
     metrics = run_sft(policy, pool, config, tracker, Path(out_dir) / "warm_start")
     return merge_adapters(policy), metrics
+
+
+def budget_problems(budget: GoldBudget, cfg: TrainConfig) -> list[str]:
+    """What in the run's episode budgets (``eval``, and ``algo.rollout`` for GRPO) would cut
+    the training pool's gold episodes: a call cut at ``max_new_tokens`` is malformed, and an
+    episode with no turn left for its answer fails however good the policy is."""
+    e = cfg.eval
+    out = budget.problems("eval", e.max_turns, e.max_new_tokens, e.max_episode_tokens)
+    if isinstance(cfg.algo, GRPOConfig) and cfg.algo.steps > 0:
+        r = cfg.algo.rollout
+        out += budget.problems("algo.rollout", r.max_turns, r.max_new_tokens, r.max_episode_tokens)
+    return out
+
+
+def check_budgets(policy: Policy, pool: TaskPool, cfg: TrainConfig) -> dict[str, float]:
+    """Measure the gold episodes of the pool's training split with the policy's tokenizer,
+    warn about every budget that cuts them (:func:`budget_problems`), and return the
+    measurements for ``summary.json``."""
+    examples = gold_examples(policy, pool, pool.config.train_split, max_tokens=1 << 30)
+    if not examples:
+        return {}
+    budget = gold_budget(examples)
+    for problem in budget_problems(budget, cfg):
+        warnings.warn(f"{problem}: raise it", stacklevel=2)
+    return {
+        "gold/most_turns": float(budget.most_turns),
+        "gold/longest_turn_tokens": float(budget.longest_turn),
+        "gold/longest_episode_tokens": float(budget.longest_episode),
+    }
 
 
 def _plan(cfg: TrainConfig) -> dict[str, int]:

@@ -5,6 +5,15 @@ OpenAI chat of its tool chain and answer, kept only when it replays to reward 1.
 exactly as a rollout would be (:meth:`~agentworld_gym.llm.chat_format.ChatFormat.encode_chat`)
 and trained with cross-entropy on the assistant's tokens only — the same masking as GRPO.
 Small models make almost no valid tool calls before this; afterwards RL has signal.
+
+The mean per-token loss hides what decides an episode: most target tokens are JSON scaffolding
+and identifiers copied from the prompt, learnt within a few steps, while the first token of
+each assistant turn -- call a tool or answer -- is one token in a hundred. Each step therefore
+also logs the teacher-forced probability of the gold first token of every turn
+(``sft/turn_start_p``) and of the final answer's turn (``sft/answer_start_p``: the decision to
+stop calling tools). A model whose loss reads 0.2 can still put 0.1 on answering when it
+should, and then spends its turn budget on repeated calls. :func:`gold_budget` says how many
+turns and tokens per turn the gold episodes need, so rollout budgets never cut them.
 """
 
 from __future__ import annotations
@@ -13,12 +22,13 @@ import dataclasses
 import logging
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from agentworld_gym.llm.chat_format import ChatFormat
 from agentworld_gym.registry import load_spec
 from agentworld_gym.replay import gold_trajectory
 from algorithms import checkpoint
@@ -56,6 +66,10 @@ class SFTConfig:
     """Trajectories per optimizer step."""
     micro_batch_size: int = 8
     """Trajectories per forward/backward pass (gradients accumulate up to ``batch_size``)."""
+    turn_start_weight: float = 1.0
+    """Loss weight of the first token of each assistant turn (call a tool, or answer) against
+    1 for every other target token. The turn's first token decides the episode but is about
+    one target token in a hundred; a weight above 1 makes the mean loss see it."""
     max_grad_norm: float = 1.0
     """Gradient clipping by global norm; 0 disables it."""
     max_tokens: int = 4096
@@ -84,10 +98,84 @@ class Example:
     token_ids: list[int]
     mask: list[int]
 
+    def turns(self) -> list[tuple[int, int]]:
+        """``(start, end)`` token spans of the assistant turns (end exclusive)."""
+        spans, start = [], None
+        for i, m in enumerate([*self.mask, 0]):
+            if m and start is None:
+                start = i
+            elif not m and start is not None:
+                spans.append((start, i))
+                start = None
+        return spans
+
+
+@dataclass
+class GoldBudget:
+    """What the gold episodes of a pool need from a rollout's budgets."""
+
+    examples: int
+    """Gold trajectories measured."""
+    most_turns: int
+    """Assistant turns of the longest gold episode (its tool calls plus the answer)."""
+    longest_turn: int
+    """Tokens of the longest gold assistant turn, end-of-turn token included."""
+    longest_episode: int
+    """Tokens of the longest gold episode, prompt included."""
+    turn_lengths: list[int] = field(default_factory=list, repr=False)
+    """Every gold turn's length (to count how many a budget would cut)."""
+
+    def problems(
+        self, name: str, max_turns: int, max_new_tokens: int, max_episode_tokens: int
+    ) -> list[str]:
+        """What in the budgets ``name.max_turns/max_new_tokens/max_episode_tokens`` would
+        cut gold episodes (empty when they all fit).
+
+        >>> b = GoldBudget(3, most_turns=3, longest_turn=115, longest_episode=1900,
+        ...                turn_lengths=[40, 90, 115])
+        >>> b.problems("eval", 3, 96, 2048)
+        ['eval.max_new_tokens=96 cuts 1 of 3 gold turns (the longest has 115 tokens)']
+        """
+        out = []
+        if max_turns < self.most_turns:
+            out.append(
+                f"{name}.max_turns={max_turns} is fewer than the {self.most_turns} turns the "
+                "longest gold episode takes"
+            )
+        cut = sum(n > max_new_tokens for n in self.turn_lengths)
+        if cut:
+            out.append(
+                f"{name}.max_new_tokens={max_new_tokens} cuts {cut} of "
+                f"{len(self.turn_lengths)} gold turns (the longest has {self.longest_turn} "
+                "tokens)"
+            )
+        if max_episode_tokens < self.longest_episode:
+            out.append(
+                f"{name}.max_episode_tokens={max_episode_tokens} is below the longest gold "
+                f"episode ({self.longest_episode} tokens)"
+            )
+        return out
+
+
+def gold_budget(examples: list[Example]) -> GoldBudget:
+    """The turns and tokens the gold episodes take (see :class:`GoldBudget`)."""
+    lengths = [end - start for e in examples for start, end in e.turns()]
+    return GoldBudget(
+        examples=len(examples),
+        most_turns=max((len(e.turns()) for e in examples), default=0),
+        longest_turn=max(lengths, default=0),
+        longest_episode=max((len(e.token_ids) for e in examples), default=0),
+        turn_lengths=lengths,
+    )
+
 
 def gold_examples(policy: Policy, pool: TaskPool, split: str, max_tokens: int) -> list[Example]:
     """Encode the gold trajectory of every ``split`` task of the pool that replays to 1.0."""
-    fmt = policy.generator.chat_format
+    return encode_gold(policy.generator.chat_format, pool, split, max_tokens)
+
+
+def encode_gold(fmt: ChatFormat, pool: TaskPool, split: str, max_tokens: int) -> list[Example]:
+    """:func:`gold_examples` with only a chat format (a tokenizer, no model)."""
     examples = []
     for task in pool.tasks(split):
         env = pool.acquire(task.env_id, split)
@@ -143,18 +231,26 @@ def run_sft(
             config.share_prefix,
             pad_id=policy.generator.pad_token_id,
         )
-        n_tokens = float(sum(mb.policy_tokens for mb in micro))
+        weights = [
+            _weights(mb, [batch[r] for r in mb.rows], config.turn_start_weight) for mb in micro
+        ]
+        n_tokens = float(sum(w.sum() for w in weights))
         set_lr(optimizer, lr_at(step, config.lr, config.warmup_steps))
         model.train()
         loss_sum = 0.0
-        for mb in micro:
+        starts: list[float] = []
+        answers: list[float] = []
+        for mb, weight in zip(micro, weights, strict=True):
             mb = dataclasses.replace(
                 mb, **{k: getattr(mb, k).to(device) for k in ("prefix", "suffix", "attention")}
             )
             logp, _ = token_logprobs(model, mb)
-            loss = -(logp * mb.target_mask.to(logp.device)).sum() / n_tokens
+            loss = -(logp * weight.to(logp.device)).sum() / n_tokens
             loss.backward()
             loss_sum += float(loss.detach())
+            first, last = turn_start_probs(logp.detach(), mb, [batch[r] for r in mb.rows])
+            starts += first
+            answers += last
         grad_norm = _clip(params, config.max_grad_norm)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -166,6 +262,8 @@ def run_sft(
             "sft/loss": loss_sum,
             "sft/perplexity": float(torch.exp(torch.tensor(loss_sum))),
             "sft/grad_norm": grad_norm,
+            "sft/turn_start_p": sum(starts) / max(1, len(starts)),
+            "sft/answer_start_p": sum(answers) / max(1, len(answers)),
             "sft/epoch": step / steps_per_epoch,
             "perf/sft_step_s": elapsed,
             "perf/sft_tokens_per_s": sum(len(e.token_ids) for e in batch) / elapsed,
@@ -181,8 +279,40 @@ def run_sft(
     if bar is not None:
         bar.close()
     policy.generator.sync_weights(model)
+    budget = gold_budget(examples)
     metrics["sft/examples"] = float(len(examples))
+    metrics["sft/gold_most_turns"] = float(budget.most_turns)
+    metrics["sft/gold_longest_turn"] = float(budget.longest_turn)
+    metrics["sft/gold_longest_episode"] = float(budget.longest_episode)
     return metrics
+
+
+def _weights(mb: Any, rows: list[Example], turn_start_weight: float) -> torch.Tensor:
+    """``(B, S)`` loss weights: ``target_mask``, with ``turn_start_weight`` at the positions
+    that predict the first token of an assistant turn."""
+    weight = mb.target_mask.to(torch.float32)
+    if turn_start_weight != 1.0:
+        prefix = mb.prefix.numel()
+        for r, example in enumerate(rows):
+            for s, _ in example.turns():
+                weight[r, s - prefix - 1] = turn_start_weight
+    return weight
+
+
+def turn_start_probs(
+    logp: torch.Tensor, mb: Any, rows: list[Example]
+) -> tuple[list[float], list[float]]:
+    """Teacher-forced probabilities of the gold first token of every assistant turn of a
+    micro-batch's rows, and of each row's last turn (the final answer), from ``logp`` of
+    :func:`~algorithms.grpo.logprobs.token_logprobs` (suffix position ``p`` predicts token
+    ``prefix + p + 1``)."""
+    prefix = mb.prefix.numel()
+    every, last = [], []
+    for r, example in enumerate(rows):
+        probs = [float(logp[r, s - prefix - 1].exp()) for s, _ in example.turns()]
+        every += probs
+        last += probs[-1:]
+    return every, last
 
 
 def _batch(examples: list[Any], step: int, config: SFTConfig) -> list[Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -16,7 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import agentworld_gym  # noqa: E402
 from algorithms.models import ModelConfig, load_policy  # noqa: E402
 from algorithms.pool import EnvPoolConfig, TaskPool  # noqa: E402
-from algorithms.sft import SFTConfig, gold_examples, run_sft  # noqa: E402
+from algorithms.sft import (  # noqa: E402
+    Example,
+    SFTConfig,
+    gold_budget,
+    gold_examples,
+    run_sft,
+)
 
 
 @pytest.fixture
@@ -55,3 +62,39 @@ def test_sft_lowers_the_loss(tmp_path, toy_pool):
     losses = [r["sft/loss"] for r in tracker.rows]
     assert len(losses) == 8 and losses[-1] < 0.6 * losses[0], losses  # seeded: 3.66 -> ~1.9
     assert (tmp_path / "checkpoints").is_dir()
+
+
+def test_example_turns_are_the_assistant_spans():
+    e = Example("env", "task", list(range(9)), [0, 0, 1, 1, 0, 1, 0, 1, 1])
+    assert e.turns() == [(2, 4), (5, 6), (7, 9)]
+    budget = gold_budget([e, Example("env", "t2", [0, 1], [0, 1])])
+    assert (budget.most_turns, budget.longest_turn, budget.longest_episode) == (3, 2, 9)
+    assert budget.problems("eval", 3, 2, 9) == []
+    assert budget.problems("eval", 2, 1, 8) == [
+        "eval.max_turns=2 is fewer than the 3 turns the longest gold episode takes",
+        "eval.max_new_tokens=1 cuts 2 of 4 gold turns (the longest has 2 tokens)",
+        "eval.max_episode_tokens=8 is below the longest gold episode (9 tokens)",
+    ]
+
+
+def _one_step(toy_pool, tmp_path, **overrides):
+    from algorithms.tracking import LoggerConfig, Tracker, WandbMode
+
+    torch.manual_seed(0)
+    policy = load_policy(ModelConfig(name="tiny", lora=False, dtype="float32"))
+    config = SFTConfig(steps=1, lr=1e-2, batch_size=3, micro_batch_size=3, warmup_steps=0)
+    tracker = Tracker(LoggerConfig(wandb=WandbMode.disabled, progress=False), tmp_path)
+    run_sft(policy, toy_pool, dataclasses.replace(config, **overrides), tracker)
+    return tracker.rows[0], policy
+
+
+def test_sft_logs_the_turn_decisions_and_can_weight_them(tmp_path, toy_pool):
+    plain, _ = _one_step(toy_pool, tmp_path / "a")
+    weighted, _ = _one_step(toy_pool, tmp_path / "b", turn_start_weight=5.0)
+    # the probabilities are of the same untrained model before its first update
+    for key in ("sft/turn_start_p", "sft/answer_start_p"):
+        assert 0.0 < plain[key] < 1.0
+        assert weighted[key] == pytest.approx(plain[key])
+    assert plain["sft/answer_start_p"] != plain["sft/turn_start_p"]
+    # the weighted loss leans towards the (hard) turn-start tokens: a larger mean
+    assert weighted["sft/loss"] > plain["sft/loss"]

@@ -1,0 +1,71 @@
+"""The main job's episode budgets fit the gold episodes of its catalog pool.
+
+A gold tool call cut at ``max_new_tokens`` is a malformed call, and an episode with no turn
+left for its answer fails however good the policy is: the default ``conf/train.yaml`` once
+evaluated with 96 new tokens per turn while gold calls with identifiers took up to 115.
+Measured with the embedded model's own tokenizer on the committed catalog.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch").set_num_threads(1)
+pytest.importorskip("transformers")
+pytest.importorskip("hydra")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hydra import compose, initialize_config_dir  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
+
+from agentworld_gym.llm.chat_format import ChatFormat  # noqa: E402
+from algorithms.pipeline import TrainConfig, budget_problems, register_configs  # noqa: E402
+from algorithms.pool import TaskPool  # noqa: E402
+from algorithms.sft import encode_gold, gold_budget  # noqa: E402
+
+register_configs()
+
+
+def _embedded_tokenizer():
+    from transformers import AutoTokenizer
+
+    from agentworld_gym.errors import ConfigError
+    from agentworld_gym.llm import embedded
+
+    converted = embedded.cache_root() / embedded.EMBEDDED_NAME
+    if (converted / "tokenizer.json").is_file():
+        return AutoTokenizer.from_pretrained(converted)
+    try:
+        gguf = embedded.gguf_path()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    pytest.importorskip("gguf")
+    return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+
+
+def test_train_config_budgets_fit_the_pools_gold_episodes():
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg: TrainConfig = OmegaConf.to_object(compose(config_name="train"))
+    pool = TaskPool(cfg.env_pool)
+    try:
+        fmt = ChatFormat(_embedded_tokenizer(), cfg.model.tool_format, cfg.model.chat_template)
+        budget = gold_budget(encode_gold(fmt, pool, pool.config.train_split, 1 << 30))
+    finally:
+        pool.close()
+    assert budget.examples >= 50 and budget.most_turns >= 2
+    assert budget_problems(budget, cfg) == []
+    # one token short of the longest gold turn is reported, for evaluation and for GRPO
+    short = dataclasses.replace(cfg.eval, max_new_tokens=budget.longest_turn - 1)
+    problems = budget_problems(budget, dataclasses.replace(cfg, eval=short))
+    assert any("eval.max_new_tokens" in p for p in problems), problems
+    rollout = dataclasses.replace(cfg.algo.rollout, max_turns=budget.most_turns - 1)
+    algo = dataclasses.replace(cfg.algo, rollout=rollout)
+    assert any(
+        "algo.rollout.max_turns" in p
+        for p in budget_problems(budget, dataclasses.replace(cfg, algo=algo))
+    )
