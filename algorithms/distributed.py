@@ -196,11 +196,21 @@ def wrap(model: Any, dist: Dist) -> torch.nn.Module:
     if dist.strategy is Strategy.fsdp:
         from torch.distributed.fsdp import fully_shard
 
+        _broadcast_from_rank0(model)  # DDP does this itself; FSDP shards what each rank has
         for layer in decoder_layers(model):
             fully_shard(layer)
         fully_shard(module)
         return module
     raise ConfigError(f"distributed.strategy must be ddp or fsdp, got {dist.strategy!r}")
+
+
+def _broadcast_from_rank0(model: torch.nn.Module) -> None:
+    """Every rank starts from rank 0's tensors (e.g. LoRA adapters drawn from each rank's RNG)."""
+    import torch.distributed as dist
+
+    with torch.no_grad():
+        for tensor in [*model.parameters(), *model.buffers()]:
+            dist.broadcast(tensor.data, src=0)
 
 
 def decoder_layers(model: Any) -> list[torch.nn.Module]:

@@ -99,7 +99,9 @@ def run(cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
         return _run(cfg, Path(out_dir), dist)
     try:
         out_dir = Path(dist.broadcast_object(str(out_dir)))  # rank 0's folder, for everyone
-        return _run(cfg, out_dir, dist) if dist.is_main else _train_rank(cfg, out_dir, dist)
+        summary = _run(cfg, out_dir, dist) if dist.is_main else _train_rank(cfg, out_dir, dist)
+        dist.barrier()  # every rank done before any leaves the process group
+        return summary
     finally:
         distributed.shutdown()
 

@@ -3,8 +3,9 @@
 One launch does every multi-rank scenario, so the suite pays for process start-up once:
 
 - ``update-<strategy>-<aggregation>.pt``: one GRPO update of the global batch in ``--data``
-  (each rank takes its round-robin share of the groups), DDP for each loss aggregation and FSDP2
-  for one; the test compares with the one-process update of the same batch.
+  (each rank takes its round-robin share of the groups), DDP for each loss aggregation, FSDP2
+  for one, and DDP with LoRA and the KL term (``update-ddp-lora.pt``); the test compares with
+  the one-process update of the same batch.
 - ``run-<strategy>/``: one full step with a checkpoint (written by 2 ranks), then the next step
   uninterrupted (``next-<strategy>.pt``) and the same next step resumed from the checkpoint on
   2 ranks by a fresh trainer (``resumed-<strategy>.pt``); the test resumes it on 1 rank.
@@ -35,8 +36,9 @@ from algorithms.pool import EnvPoolConfig, TaskPool  # noqa: E402
 MODEL_SEED = 7
 
 
-def tiny(seed: int = MODEL_SEED):
-    return load_policy(ModelConfig(name="tiny", lora=False, dtype="float32", seed=seed))
+def tiny(seed: int = MODEL_SEED, lora: bool = False):
+    torch.manual_seed(seed)  # LoRA adapters are drawn from the global RNG
+    return load_policy(ModelConfig(name="tiny", lora=lora, lora_r=4, dtype="float32", seed=seed))
 
 
 def toy_pool(root: str) -> TaskPool:
@@ -44,9 +46,10 @@ def toy_pool(root: str) -> TaskPool:
     return TaskPool(EnvPoolConfig(catalogs=[root], envs=["toy"], train_split="test"))
 
 
-def update_config(aggregation: LossAggregation) -> GRPOConfig:
+def update_config(aggregation: LossAggregation, beta: float = 0.0) -> GRPOConfig:
     """The update under test: micro-batches of 3 rows, so gradients accumulate on every rank."""
     return GRPOConfig(
+        beta=beta,
         tasks_per_step=4,
         group_size=4,
         lr=1e-2,
@@ -104,6 +107,13 @@ def main() -> None:
         trajs, advantages = shard(data, dist.rank, dist.world_size, config.group_size)
         metrics = trainer.update(trajs, advantages)
         save(f"update-{strategy.value}-{aggregation.value}.pt", trainer, metrics)
+    # LoRA adapters with the KL term (the reference is the model with its adapters off)
+    dist = Dist(base.rank, base.world_size, base.local_rank, Strategy.ddp)
+    trainer = GRPOTrainer(
+        tiny(lora=True), pool, update_config(LossAggregation.token, 0.1), dist=dist
+    )
+    trajs, advantages = shard(data, dist.rank, dist.world_size, 4)
+    save("update-ddp-lora.pt", trainer, trainer.update(trajs, advantages))
 
     for strategy in (Strategy.ddp, Strategy.fsdp):
         dist = Dist(base.rank, base.world_size, base.local_rank, strategy)
@@ -118,6 +128,7 @@ def main() -> None:
         if not resumed.resume():
             raise SystemExit("no checkpoint to resume from")
         save(f"resumed-{strategy.value}.pt", resumed, resumed.step())
+    base.barrier()  # both ranks done before either leaves the group
     distributed.shutdown()
 
 

@@ -82,13 +82,16 @@ def two_ranks(batch, tmp_path_factory):
         str(out),
     ]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    ranks = [line for line in done.stderr.splitlines() if line.startswith("[rank")]
+    assert done.returncode == 0, "\n".join(ranks[-40:]) + done.stderr[-3000:]
     return out
 
 
-def one_process_update(batch, aggregation: LossAggregation) -> tuple[dict, dict]:
-    config = update_config(aggregation)
-    trainer = GRPOTrainer(tiny(), toy_pool(batch["catalog"]), config)
+def one_process_update(
+    batch, aggregation: LossAggregation, lora: bool = False, beta: float = 0.0
+) -> tuple[dict, dict]:
+    config = update_config(aggregation, beta)
+    trainer = GRPOTrainer(tiny(lora=lora), toy_pool(batch["catalog"]), config)
     metrics = trainer.update(batch["trajs"], batch["advantages"])
     params = {n: p.detach() for n, p in trainer.policy.model.named_parameters()}
     return params, metrics
@@ -112,6 +115,16 @@ def test_two_rank_update_equals_one_process_update(batch, two_ranks, strategy, a
     assert moved > 1e-3  # the update did something, so equality is not trivial
     assert_same(params, saved["state"])
     for key in ("loss/total", "loss/policy", "loss/entropy", "loss/grad_norm"):
+        assert saved["metrics"][key] == pytest.approx(metrics[key], abs=ATOL), key
+
+
+def test_two_rank_lora_update_with_kl_equals_one_process_update(batch, two_ranks):
+    params, metrics = one_process_update(batch, LossAggregation.token, lora=True, beta=0.1)
+    saved = torch.load(two_ranks / "update-ddp-lora.pt")
+    trainable = {n: p for n, p in params.items() if n in saved["state"]}
+    assert trainable and all("lora_" in n for n in trainable)
+    assert_same(trainable, saved["state"])
+    for key in ("loss/total", "loss/kl_ref", "loss/grad_norm"):
         assert saved["metrics"][key] == pytest.approx(metrics[key], abs=ATOL), key
 
 
