@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -242,8 +242,7 @@ def accumulate(module: torch.nn.Module, sync: bool) -> Iterator[None]:
         finally:
             module.set_requires_gradient_sync(True)
         return
-    with nullcontext():
-        yield
+    yield  # one process: gradients accumulate locally anyway
 
 
 def _inner(module: torch.nn.Module) -> torch.nn.Module:
