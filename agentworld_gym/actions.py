@@ -77,7 +77,7 @@ _LONE_ESCAPE = re.compile(
 so ``\\\\udcff`` stays a backslash and text)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolCall:
     """One requested call; ``error`` is set when the request could not be parsed."""
 
@@ -87,7 +87,7 @@ class ToolCall:
     error: ActionParseError | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedAction:
     """What the agent asked for: tool calls, free text, and possibly a final answer."""
 
@@ -209,8 +209,7 @@ def _parse_text(text: str) -> ParsedAction:
         bodies, content = _hermes_split(text)
         calls = [_call_from_json_text(body) for body in bodies]
         return _finish(ParsedAction(content=content, calls=calls))
-    stripped = text.strip()
-    body = _unfence(stripped)
+    body = text if text[:1] == "{" and text[-1:] == "}" else _unfence(text.strip())
     if body[:1] in ("{", "["):
         try:
             value = _loads_checked(body)
@@ -256,6 +255,11 @@ def _hermes_split(text: str) -> tuple[list[str], str]:
 
 def _parse_json_value(value: Any, raw: str) -> ParsedAction:
     """Interpret decoded JSON; with no tool-call marker in it, the raw text is the answer."""
+    if type(value) is dict and "name" in value and "tool_calls" not in value:  # the usual call
+        call = _call_from_obj(value)
+        if call.name != SUBMIT_TOOL:
+            return ParsedAction(calls=[call])
+        return _finish(ParsedAction(calls=[call]))
     if isinstance(value, dict) and "tool_calls" in value:
         entries = value.get("tool_calls") or []
         if not isinstance(entries, list):
@@ -312,9 +316,11 @@ def _call_from_obj(value: Any) -> ToolCall:
         return ToolCall(
             "", None, error=ActionParseError("A tool call must be a JSON object with a name")
         )
-    call_id = str(value.get("id") or "")
-    if isinstance(value.get("function"), dict):
-        value = value["function"]
+    call_id = value.get("id")
+    call_id = call_id if type(call_id) is str else str(call_id or "")
+    function = value.get("function")
+    if isinstance(function, dict):
+        value = function
     name = value.get("name")
     if not isinstance(name, str) or not name:
         return ToolCall(
@@ -323,7 +329,9 @@ def _call_from_obj(value: Any) -> ToolCall:
             id=call_id,
             error=ActionParseError('A tool call needs a non-empty string "name"'),
         )
-    arguments = value.get("arguments", value.get("parameters", {}))
+    arguments = value["arguments"] if "arguments" in value else value.get("parameters")
+    if type(arguments) is dict:
+        return ToolCall(name, arguments, call_id)
     if arguments is None:
         arguments = {}
     if isinstance(arguments, str):

@@ -73,7 +73,7 @@ def dumps(value: Any) -> str:
     if isinstance(value, str):
         return clean_text(value)
     if type(value) is Encoded:  # cached JSON fragments: valid JSON, written as they are
-        return value.json().decode()
+        return value.text()
     try:
         return orjson.dumps(value).decode()
     except TypeError:
@@ -83,6 +83,16 @@ def dumps(value: Any) -> str:
             return json.dumps(value, ensure_ascii=True, default=str)
         except (ValueError, RecursionError):  # a circular or absurdly deep result
             return json.dumps(preview(value, 2000))
+
+
+def _arguments_text(arguments: Any) -> str:
+    """A call's arguments as the JSON text of the assistant message (``{}`` for none)."""
+    if type(arguments) is dict:
+        try:
+            return orjson.dumps(arguments).decode()
+        except TypeError:
+            pass
+    return dumps(arguments or {})
 
 
 class EpisodeOver(AgentWorldError):
@@ -388,12 +398,16 @@ class AgentWorldEnv(gym.Env[str, str]):
     # -- internals ----------------------------------------------------------------------
     def _run_calls(self, parsed: ParsedAction) -> tuple[list[str], list[dict[str, Any]]]:
         assistant: dict[str, Any] = {"role": "assistant", "content": parsed.content or None}
+        turn = self._turn
         if parsed.calls:
             assistant["tool_calls"] = [
                 {
-                    "id": call.id or f"call_{self._turn}_{i}",
+                    "id": call.id or f"call_{turn}_{i}",
                     "type": "function",
-                    "function": {"name": call.name, "arguments": dumps(call.arguments or {})},
+                    "function": {
+                        "name": call.name,
+                        "arguments": _arguments_text(call.arguments),
+                    },
                 }
                 for i, call in enumerate(parsed.calls)
             ]
@@ -403,6 +417,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         outputs: list[str] = []
         results: list[dict[str, Any]] = []
         cap = self.max_calls_per_action
+        toolbox, ctx = self._shared.toolbox, self._ctx
         for i, call in enumerate(parsed.calls):
             ok, error = True, None
             try:
@@ -414,9 +429,8 @@ class AgentWorldEnv(gym.Env[str, str]):
                     )
                 if call.error is not None:
                     raise call.error
-                text = dumps(
-                    self._shared.toolbox.call(self._ctx, call.name, call.arguments, encoded=True)
-                )
+                result = toolbox.call(ctx, call.name, call.arguments, encoded=True)  # type: ignore[arg-type]
+                text = result.text() if type(result) is Encoded else dumps(result)
             except ToolError as exc:
                 ok, error = False, exc.code
                 text = dumps(exc.payload())

@@ -37,7 +37,7 @@ from agentworld_gym.errors import (
     ToolNotFound,
 )
 from agentworld_gym.spec import EnvSpec, ToolSpec
-from agentworld_gym.validation import compile_validator
+from agentworld_gym.validation import QuickAccept, compile_validator
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +54,22 @@ class Encoded:
     that read results the plain value (:meth:`plain`); ``env.step`` asks for it as it is.
     """
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "_text")
 
     def __init__(self, value: Any) -> None:
         self.value = value
+        self._text: str | None = None
 
     def json(self) -> bytes:
         """The result's JSON text."""
         return orjson.dumps(self.value)
+
+    def text(self) -> str:
+        """:meth:`json` as ``str``, encoded once (a result kept for reuse is never re-encoded:
+        its value must not change once this is called)."""
+        if self._text is None:
+            self._text = orjson.dumps(self.value).decode()
+        return self._text
 
     def plain(self) -> Any:
         """The result as plain JSON values (dicts, lists, ...), decoded from :meth:`json`."""
@@ -165,7 +173,7 @@ class Tool:
     compiled piece by piece as arguments reach them (:mod:`agentworld_gym.validation`).
     """
 
-    __slots__ = ("spec", "name", "fn", "writes", "_validate", "_properties", "_closed")
+    __slots__ = ("spec", "name", "fn", "writes", "_validate", "_quick", "_properties", "_closed")
 
     def __init__(self, spec: ToolSpec, fn: ToolFn) -> None:
         self.spec = spec
@@ -177,6 +185,7 @@ class Tool:
         self._properties: dict[str, None] = dict.fromkeys(params.get("properties", {}))
         self._closed = params.get("additionalProperties", False) is False
         self._validate: Callable[[Any], Any] | None = None
+        self._quick: QuickAccept | None = None
 
     @property
     def validator(self) -> Callable[[Any], Any]:
@@ -189,6 +198,7 @@ class Tool:
                 raise ConfigError(
                     f"tool {self.name!r} has an invalid parameter schema: {exc}"
                 ) from exc
+            self._quick = QuickAccept.of(params)  # valid arguments of flat schemas, fast
         return self._validate
 
     def check_arguments(self, arguments: Any) -> dict[str, Any]:
@@ -215,8 +225,12 @@ class Tool:
                     f"Invalid arguments for {self.name}: unexpected argument "
                     f"{', '.join(hints)}; accepted: {', '.join(self._properties) or 'none'}"
                 )
+        validate = self._validate or self.validator
+        quick = self._quick
+        if quick is not None and quick(arguments):
+            return arguments
         try:
-            (self._validate or self.validator)(arguments)
+            validate(arguments)
         except fastjsonschema.JsonSchemaValueException as exc:
             raise ToolArgumentError(
                 f"Invalid arguments for {self.name}: {_describe(exc)}"

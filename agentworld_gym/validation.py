@@ -37,6 +37,7 @@ whole, so a catalog environment never has one.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -91,10 +92,22 @@ def _compile_piece(piece_json: bytes) -> Validator:
     return fastjsonschema.compile(orjson.loads(piece_json), use_default=False)
 
 
+@functools.lru_cache(maxsize=8192)
+def _compile_decider(piece_json: bytes) -> Validator:
+    """A piece's validator for yes/no only: the same checks, with exceptions that carry no
+    value or sub-schema (building those makes a failing ``anyOf`` branch costly)."""
+    piece = orjson.loads(piece_json)
+    try:
+        return fastjsonschema.compile(piece, use_default=False, detailed_exceptions=False)
+    except TypeError:  # a fastjsonschema without the option
+        return fastjsonschema.compile(piece, use_default=False)
+
+
 def clear_caches() -> None:
     """Forget every compiled validator (benchmarks time first calls with this)."""
     _compile_schema.cache_clear()
     _compile_piece.cache_clear()
+    _compile_decider.cache_clear()
 
 
 def _piece(schema: dict[str, Any] | bool) -> Validator:
@@ -202,3 +215,129 @@ class _ArrayNode:
             for i, value in enumerate(data):
                 item(value, name_prefix=f"{name}[{i}]")
         return data
+
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
+}
+"""The Python types a JSON type certainly accepts (tested with ``type(x) in ...``: ``True``
+is no integer here, ``3.0`` no integer; the full validator decides such edge cases)."""
+
+
+def _format_regexes() -> dict[str, re.Pattern[str]]:
+    """The string formats :class:`QuickAccept` tests itself, with the regexes of the code
+    generator fastjsonschema uses for a schema without ``$schema`` (none if it hides them)."""
+    try:
+        patterns = fastjsonschema._get_code_generator_class({}).FORMAT_REGEXS
+    except AttributeError:
+        return {}
+    return {name: re.compile(patterns[name]) for name in ("uuid",) if name in patterns}
+
+
+_FORMATS = _format_regexes()
+"""String formats tested here with fastjsonschema's own regex (its default draft's)."""
+
+_TOP_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"}) | ANNOTATIONS
+
+
+class QuickAccept:
+    """A fast *accept* test for the arguments of a flat object schema, or ``None``.
+
+    ``quick(arguments)`` is ``True`` only if the whole-schema validator would accept the
+    arguments too: every required name present and each argument of a declared property of
+    a plainly typed kind (``{"type": "string"}``) of exactly that Python type, or accepted by
+    its property's own compiled validator (any other property schema). Anything else answers
+    ``False`` and the caller runs the full validator, which gives the exact error (or
+    accepts an edge case such as ``3.0`` for an integer). A tool's cheapest calls (one id
+    argument) so skip most of the generated code's work; the decisions are unchanged.
+    """
+
+    __slots__ = ("_required", "_types", "_formats", "_pieces", "_closed")
+
+    def __init__(
+        self,
+        required: frozenset[str],
+        types: dict[str, frozenset[type]],
+        formats: dict[str, re.Pattern[str]],
+        pieces: dict[str, dict[str, Any] | bool],
+        closed: bool,
+    ) -> None:
+        self._closed = closed
+        self._formats = formats
+        self._required = required
+        self._types = types
+        self._pieces: dict[str, Any] = pieces  # sub-schema until first use, then its validator
+
+    @classmethod
+    def of(cls, schema: Any) -> QuickAccept | None:
+        """The test for ``schema``, or ``None`` when it is not a flat object schema."""
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            return None
+        if not schema.keys() <= _TOP_KEYWORDS:
+            return None
+        if not isinstance(schema.get("additionalProperties", True), bool):
+            return None
+        required = schema.get("required", [])
+        properties = schema.get("properties", {})
+        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+            return None
+        if not isinstance(properties, dict):
+            return None
+        text = orjson.dumps(schema)
+        if len(text) > SPLIT_BYTES or b'"$' in text:  # split schemas; $ref needs the whole
+            return None
+        types: dict[str, frozenset[type]] = {}
+        formats: dict[str, re.Pattern[str]] = {}
+        pieces: dict[str, dict[str, Any] | bool] = {}
+        for name, sub in properties.items():
+            if not isinstance(sub, dict | bool):
+                return None
+            if (
+                isinstance(sub, dict)
+                and sub.keys() - ANNOTATIONS == {"type", "format"}
+                and sub["type"] == "string"
+                and sub["format"] in _FORMATS
+            ):
+                types[name] = frozenset({str})
+                formats[name] = _FORMATS[sub["format"]]
+                continue
+            if isinstance(sub, dict) and sub.keys() - ANNOTATIONS == {"type"}:
+                kinds = sub["type"] if isinstance(sub["type"], list) else [sub["type"]]
+                if kinds and all(isinstance(k, str) and k in _PYTHON_TYPES for k in kinds):
+                    types[name] = frozenset(t for k in kinds for t in _PYTHON_TYPES[k])
+                    continue
+            pieces[name] = sub
+        closed = schema.get("additionalProperties", True) is False
+        return cls(frozenset(required), types, formats, pieces, closed)
+
+    def __call__(self, arguments: Any) -> bool:
+        if type(arguments) is not dict or not self._required <= arguments.keys():
+            return False
+        types, formats, pieces = self._types, self._formats, self._pieces
+        for name, value in arguments.items():
+            allowed = types.get(name)
+            if allowed is not None:
+                if type(value) not in allowed:
+                    return False
+                if formats and name in formats and not formats[name].match(value):
+                    return False
+            elif name in pieces:
+                piece = pieces[name]
+                if not callable(piece):
+                    if isinstance(piece, dict):
+                        piece = {k: v for k, v in piece.items() if k not in ANNOTATIONS}
+                    text = orjson.dumps(piece, option=orjson.OPT_SORT_KEYS)
+                    piece = pieces[name] = _compile_decider(text)
+                try:
+                    piece(value)
+                except fastjsonschema.JsonSchemaException:
+                    return False
+            elif self._closed:
+                return False
+        return True

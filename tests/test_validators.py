@@ -301,3 +301,47 @@ def test_random_schemas_agree(split_everything: None) -> None:
     for _ in range(150):
         schema = {"type": "object", "properties": {"root": _random_schema(rng, 4)}}
         assert_same(schema, [_random_value(rng, schema) for _ in range(12)])
+
+
+def test_quick_accept_never_accepts_what_the_schema_refuses() -> None:
+    """The fast accept test of flat schemas (a tool's valid calls skip the generated code)
+    says yes only where the whole-schema validator does, and says yes to plain calls."""
+    person = {k: v for k, v in PERSON.items()}
+    quick = validation.QuickAccept.of(person)
+    assert quick is not None and quick(VALID)
+    whole = fastjsonschema.compile(person, use_default=False)
+    for data in [VALID, *INVALID]:
+        if quick(data):
+            assert outcome(whole, data) == ("valid",), data
+    get_user = {"type": "object", "properties": {"user_id": {"type": "string", "format": "uuid"}}}
+    get_user["required"] = ["user_id"]
+    quick = validation.QuickAccept.of(get_user)
+    assert quick is not None
+    assert quick({"user_id": "300fbc09-3bbd-5507-87be-3241c5463f3b"})
+    assert not quick({"user_id": "300fbc09"}) and not quick({}) and not quick({"user_id": 1})
+    assert validation.QuickAccept.of({"type": "array"}) is None
+    assert validation.QuickAccept.of({"type": "object", "$defs": {}, "properties": {}}) is None
+    rng = random.Random(11)
+    for _ in range(300):
+        schema = {"type": "object", "properties": {}}
+        for name in rng.sample(["a", "b", "c", "d"], rng.randint(1, 4)):
+            schema["properties"][name] = _random_schema(rng, 2)
+        if rng.random() < 0.5:
+            schema["required"] = rng.sample(list(schema["properties"]), 1)
+        schema["additionalProperties"] = rng.choice([False, True])
+        quick = validation.QuickAccept.of(schema)
+        assert quick is not None
+        whole = fastjsonschema.compile(schema, use_default=False)
+        for _ in range(12):
+            data = _random_value(rng, schema)
+            if quick(data):
+                assert outcome(whole, data) == ("valid",), (schema, data)
+
+
+def test_tools_accept_and_refuse_as_before_with_the_quick_test() -> None:
+    spec = ToolSpec("update_person", "", PERSON, {"type": "python"})
+    tool = Tool(spec, lambda ctx, **kw: None)
+    whole = fastjsonschema.compile(PERSON, use_default=False)
+    for data in [VALID, *INVALID]:
+        expected = "ok" if outcome(whole, data) == ("valid",) else "refused"
+        assert ("ok" if _answer(tool, data) == "ok" else "refused") == expected, data
