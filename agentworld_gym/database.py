@@ -322,6 +322,17 @@ class Database:
         layer[key] = record
         return record
 
+    def put_many(self, collection: str, records: Iterable[Record]) -> None:
+        """:meth:`put` of each record, the layer looked up once (a migration of every page)."""
+        meta = self._base.collections.get(collection) or self._meta(collection)
+        key = meta.primary_key
+        overlay = self._txn if self._txn is not None else self._committed
+        layer = overlay.get(collection)
+        if layer is None:
+            layer = overlay[collection] = {}
+        for record in records:
+            layer[str(record[key])] = record
+
     def delete(self, collection: str, key: Any) -> Record:
         """Remove a record; raises ``KeyError`` if it does not exist."""
         rec = self.get(collection, key)

@@ -692,3 +692,45 @@ def test_filter_memo_keeps_the_trash_apart(spec, toolbox):
     assert live[0] not in ids_of(first)
     second = ToolContext(db=spec.database.fork(), env_id="notion", task_id="t")
     assert ids_of(second) == live and live[0] not in ids_of(second, archived=True)
+
+
+def test_whole_answers_are_shared_only_by_episodes_that_wrote_nothing_they_read(spec, toolbox):
+    """Reads of the unchanged initial state (query, search, block children, users) answer
+    with the same JSON text in every episode; an episode's own write shows at once in its
+    reads, never in another episode's, and a failing call keeps nothing."""
+    from agentworld_gym.env import dumps
+
+    def fresh(task: str) -> ToolContext:
+        return ToolContext(db=spec.database.fork(), env_id="notion", task_id=task)
+
+    def text(ctx: ToolContext, name: str, **arguments: Any) -> str:
+        return dumps(toolbox.call(ctx, name, arguments, strict=True, encoded=True))
+
+    parent = next(
+        b["parent"]["page_id"]
+        for b in spec.database.scan("blocks")
+        if b["parent"].get("type") == "page_id"
+    )
+    reads = [
+        ("API-post-database-query", {"database_id": TASKS_DB, "page_size": 3}),
+        ("API-post-search", {"query": "a"}),
+        ("API-get-block-children", {"block_id": parent}),
+        ("API-get-users", {}),
+    ]
+    first = {name: text(fresh("a"), name, **args) for name, args in reads}
+    for name, args in reads:
+        assert text(fresh("b"), name, **args) == first[name]
+        plain = toolbox.call(fresh("c"), name, args, strict=True)
+        plain["results"].clear()  # a caller's copy: mutating it changes no later answer
+        assert text(fresh("d"), name, **args) == first[name]
+    ctx = fresh("w")
+    added = [{"paragraph": {"rich_text": [{"text": {"content": "Added in this episode"}}]}}]
+    toolbox.call(ctx, "API-patch-block-children", {"block_id": parent, "children": added})
+    assert "Added in this episode" in text(ctx, "API-get-block-children", block_id=parent)
+    assert "Added in this episode" not in text(
+        fresh("x"), "API-get-block-children", block_id=parent
+    )
+    with pytest.raises(ToolExecutionError):
+        toolbox.call(fresh("y"), "API-get-block-children", {"block_id": "0" * 32}, strict=True)
+    with pytest.raises(ToolExecutionError):
+        toolbox.call(fresh("z"), "API-get-block-children", {"block_id": "0" * 32}, strict=True)

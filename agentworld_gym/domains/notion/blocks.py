@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from agentworld_gym.domains.notion.objects import (
+    answer_key,
     archived_error,
     bot_user,
+    initial_answer,
     minute_iso,
     normalize_id,
     not_found,
@@ -94,6 +96,19 @@ def page_as_block(page: dict[str, Any]) -> dict[str, Any]:
 
 def get_block_children(
     ctx: ToolContext, block_id: str, start_cursor: str | None = None, page_size: int | None = None
+) -> Encoded | dict[str, Any]:
+    key = answer_key(block_id, start_cursor, page_size)
+    return initial_answer(
+        ctx,
+        "block_children",
+        key,
+        ("blocks", "pages"),
+        lambda: _block_children(ctx, block_id, start_cursor, page_size),
+    )
+
+
+def _block_children(
+    ctx: ToolContext, block_id: str, start_cursor: str | None, page_size: int | None
 ) -> Encoded | dict[str, Any]:
     bid = normalize_id(block_id, "path.block_id")
     container(ctx, bid)

@@ -11,11 +11,13 @@ import orjson
 from agentworld_gym.domains.notion.blocks import insert_children, mark_edited
 from agentworld_gym.domains.notion.filters import compile_filter, sort_pages
 from agentworld_gym.domains.notion.objects import (
+    answer_key,
     archived_error,
     bot_user,
     database_title,
     find_database,
     find_page,
+    initial_answer,
     minute_iso,
     normalize_id,
     notion_url,
@@ -55,10 +57,27 @@ def post_database_query(
     archived: bool | None = None,
     in_trash: bool | None = None,
 ) -> Encoded | dict[str, Any]:
+    args = (database_id, filter_properties, filter, sorts, start_cursor, page_size)
+    trashed = bool(archived or in_trash)
+    key = answer_key(*args, trashed, str(ctx.now().date()) if filter else None)
+    return initial_answer(
+        ctx, "query", key, ("pages", "databases"), lambda: _query(ctx, *args, trashed)
+    )
+
+
+def _query(
+    ctx: ToolContext,
+    database_id: str,
+    filter_properties: list[str] | None,
+    filter: dict[str, Any] | None,
+    sorts: list[dict[str, Any]] | None,
+    start_cursor: str | None,
+    page_size: int | None,
+    trashed: bool,
+) -> Encoded | dict[str, Any]:
     dbid = normalize_id(database_id, "path.database_id")
     database = find_database(ctx.db, dbid)
     schema = database["properties"]
-    trashed = bool(archived or in_trash)
     pages = ctx.db.where("pages", "database_and_trash", _database_and_trash, (dbid, trashed))
     if filter:
         pages = _filtered(ctx, database, filter, pages, trashed)
@@ -399,7 +418,7 @@ def _migrate_pages(
     # ``copy`` of the property map unless a rename changes its keys (renamed in place, so the
     # order stays; a comprehension measured faster than zipping a precomputed key order)
     blanks = [(name, schema[name]) for name in added]
-    put = ctx.db.put
+    migrated = []
     for page in ctx.db.where("pages", "database", _database_of, dbid, in_scan_order=True):
         old = page["properties"]
         if renames:
@@ -412,4 +431,5 @@ def _migrate_pages(
             props[name] = empty_value(prop)
         updated = page.copy()  # copy-on-write: a new property map, the values it keeps shared
         updated["properties"] = props
-        put("pages", updated)
+        migrated.append(updated)
+    ctx.db.put_many("pages", migrated)

@@ -242,6 +242,48 @@ def public_listing(
     return Encoded(listing)
 
 
+_MAX_ANSWERS = 4096
+"""Whole answers of the initial state kept per tool (a memo, cleared when full)."""
+
+
+def initial_answer(
+    ctx: ToolContext,
+    tool: str,
+    key: Any,
+    reads: Sequence[str],
+    make: Callable[[], Encoded | dict[str, Any]],
+) -> Encoded | dict[str, Any]:
+    """``make()``, kept whole (its JSON text included) while the episode has written none of
+    the collections it ``reads``: such an answer is a function of the initial state and the
+    arguments in ``key`` alone, so every episode that asks the same (the members of a GRPO
+    group, a task replayed) gets the same text without building it again. Only
+    :class:`~agentworld_gym.tools.Encoded` answers are kept (callers that read results decode
+    a fresh copy); a call that raises keeps nothing; ``key=None`` keeps nothing.
+    """
+    db = ctx.db
+    if key is None or any(db.has_changes(c) for c in reads):
+        return make()
+    answers = db.memo(f"notion:answers:{tool}", _new_cache)
+    hit = answers.get(key)
+    if hit is not None:
+        return hit[1]
+    answer = make()
+    if type(answer) is Encoded:
+        answer.text()
+        if len(answers) >= _MAX_ANSWERS:
+            answers.clear()
+        answers[key] = (None, answer)
+    return answer
+
+
+def answer_key(*parts: Any) -> bytes | None:
+    """The arguments of a call as a memo key (``None`` when orjson cannot write them)."""
+    try:
+        return orjson.dumps(parts)
+    except TypeError:
+        return None
+
+
 def editable(record: dict[str, Any]) -> dict[str, Any]:
     """A private copy to modify and ``put`` back (records from the db are shared)."""
     return copy_record(record)

@@ -7,10 +7,12 @@ from typing import Any
 
 from agentworld_gym.domains.notion.objects import (
     Derived,
+    answer_key,
     api_error,
     bot_user,
     database_title,
     find_page,
+    initial_answer,
     js,
     minute_iso,
     normalize_id,
@@ -37,10 +39,13 @@ def get_user(ctx: ToolContext, user_id: str) -> Encoded | dict[str, Any]:
 
 def get_users(
     ctx: ToolContext, start_cursor: str | None = None, page_size: int | None = None
-) -> dict[str, Any]:
-    users = list(ctx.db.scan("users"))
-    listing = paginate(users, start_cursor, page_size, kind="user", where="query")
-    return public_listing(ctx.db, listing, "users")
+) -> Encoded | dict[str, Any]:
+    def make() -> Encoded | dict[str, Any]:
+        users = list(ctx.db.scan("users"))
+        listing = paginate(users, start_cursor, page_size, kind="user", where="query")
+        return public_listing(ctx.db, listing, "users")
+
+    return initial_answer(ctx, "users", answer_key(start_cursor, page_size), ("users",), make)
 
 
 def get_self(ctx: ToolContext) -> Encoded | dict[str, Any]:
@@ -55,6 +60,21 @@ def post_search(
     filter: dict[str, Any] | None = None,
     start_cursor: str | None = None,
     page_size: int | None = None,
+) -> Encoded | dict[str, Any]:
+    args = (query, sort, filter, start_cursor, page_size)
+    key = answer_key(*args)
+    return initial_answer(
+        ctx, "search", key, ("pages", "databases"), lambda: _post_search(ctx, *args)
+    )
+
+
+def _post_search(
+    ctx: ToolContext,
+    query: str | None,
+    sort: dict[str, Any] | None,
+    filter: dict[str, Any] | None,
+    start_cursor: str | None,
+    page_size: int | None,
 ) -> Encoded | dict[str, Any]:
     kinds = ("page", "database")
     if filter:
