@@ -186,7 +186,10 @@ def run_tau2(args: argparse.Namespace) -> tuple[dict[str, Any] | None, str]:
         return None, f"tau2-bench: skipped (tau2_workload.py failed: {last})"
     data = json.loads(Path(out).read_text())
     os.unlink(out)
-    return data, f"tau2-bench from {data['tau2']}"
+    line = f"tau2-bench from {data['tau2']}"
+    for domain, why in data.get("skipped", {}).items():
+        line += f"; tau2 {domain}: skipped ({why})"
+    return data, line
 
 
 PAIRS = (

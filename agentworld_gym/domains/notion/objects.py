@@ -214,9 +214,21 @@ def _public_fragment(record: dict[str, Any]) -> orjson.Fragment | None:
 
 
 def public_record(db: Database, collection: str, record: dict[str, Any]) -> Encoded | dict:
-    """``public(record)`` as the whole result of a read, from its cached JSON."""
+    """``public(record)`` as the whole result of a read, from its cached JSON; for a record
+    of the initial state, the same result (its text encoded once) in every episode."""
+    kept = db.memo(f"notion:public_record:{collection}", _new_cache)
+    key = record.get("id")
+    hit = kept.get(key)
+    if hit is not None and hit[0] is record:
+        return hit[1]
     fragment = public_json(db, collection)(record)
-    return public(record) if fragment is None else Encoded(fragment)
+    if fragment is None:
+        return public(record)
+    result = Encoded(fragment)
+    if db.initial(collection, key) is record:
+        result.text()
+        kept[key] = (record, result)
+    return result
 
 
 def public_listing(
