@@ -429,7 +429,7 @@ class AgentWorldEnv(gym.Env[str, str]):
                     )
                 if call.error is not None:
                     raise call.error
-                result = toolbox.call(ctx, call.name, call.arguments, encoded=True)  # type: ignore[arg-type]
+                result = toolbox.call(ctx, call.name, call.arguments, encoded=True)
                 text = result.text() if type(result) is Encoded else dumps(result)
             except ToolError as exc:
                 ok, error = False, exc.code
