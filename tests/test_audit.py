@@ -302,3 +302,21 @@ def test_a_write_of_a_number_or_flag_is_judged_where_the_request_says_it(
         [("CancelOrder", {"orderId": "ord_938d63d9e9", "flagged": True})],
     )
     assert len(A.verb_mismatches(wrong, env)) == 1
+
+
+def test_a_write_is_judged_by_the_sentence_holding_its_values():
+    # the key names the record in both sentences; the second write is the one with "20" (a
+    # short number) or a value nested in its body, and is worded by its own verb
+    request = (
+        'Update the order "o-123": set its carrier to "UPS". Next, reject it with quantity 20.'
+    )
+    reject = {"name": "reject", "arguments": {"orderId": "o-123", "quantity": 20}}
+    assert A.write_sentences(request, reject, frozenset({"orderId"})) == [
+        "Next, reject it with quantity 20."
+    ]
+    patch = {"name": "patch", "arguments": {"jobId": "j-1", "constraints": {"retries": 55}}}
+    text = 'Terminate the job "j-1". Next, set its max retries to 55.'
+    assert A.write_sentences(text, patch, frozenset({"jobId"})) == [
+        "Next, set its max retries to 55."
+    ]
+    assert A.write_sentences("Set its weight to 20.5 kg.", reject, frozenset()) == []

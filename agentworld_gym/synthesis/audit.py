@@ -272,6 +272,9 @@ def _said(value: Any) -> Iterator[str]:
         yield "true" if value else "false"
     elif isinstance(value, int | float):
         yield str(value)
+    elif isinstance(value, dict | list):  # a nested body ("constraints": {"maxRetries": 5})
+        for v in value.values() if isinstance(value, dict) else value:
+            yield from _said(v)
     else:
         yield from _literal_strings(value)
 
@@ -302,18 +305,30 @@ def write_sentences(
     request: str, call: dict[str, Any], addressing: frozenset[str] = frozenset()
 ) -> list[str]:
     """The request sentences that may name a write: those with a write verb that hold one
-    of the values it writes, else (when none does) one of its keys (3+ characters). Other
+    of the values it writes (:func:`_names`), else (when none does) one of its keys (3+
+    characters). Other
     sentences may name the same record: "tell me its completed at", "delete it"."""
     args = call.get("arguments") or {}
     body = [v for k, a in args.items() if k not in addressing for v in _said(a)]
     keys = [v for v in _literal_strings(args) if v not in body]
     sentences = [s for s in split_sentences(request) if s.strip() and sentence_verbs(s)]
-    found = [s for s in sentences if any(v in s for v in body if len(v) >= 3)]
+    found = [s for s in sentences if any(_names(s, v) for v in body)]
     if found:
         return found
     # only keys: several sentences may name the record; judged when exactly one does
     found = [s for s in sentences if any(v in s for v in keys if len(v) >= 3)]
     return found if len(found) == 1 else []
+
+
+def _names(sentence: str, value: str) -> bool:
+    """Whether ``sentence`` holds ``value``: text of 3+ characters anywhere, a shorter number
+    as a word of its own ("with quantity 20")."""
+    if len(value) >= 3:
+        return value in sentence
+    return (
+        len(value) == 2
+        and re.search(rf"(?<![\w.]){re.escape(value)}(?!\w|\.\d)", sentence) is not None
+    )
 
 
 def split_sentences(text: str) -> list[str]:

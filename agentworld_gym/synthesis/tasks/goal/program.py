@@ -134,10 +134,11 @@ class ProgramTaskBuilder(TaskBuilder):
     def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
         super().__init__(model, runner, seed, llm)
         self.caps = capabilities(model, runner)
-        self.misses: Counter[str] = Counter()
-        """Draws without an instance per template; past ``MAX_MISSES`` (plus two per draw
-        that had one) it is not tried again."""
-        self.hits: Counter[str] = Counter()
+        self.misses: Counter[tuple[str, bool]] = Counter()
+        """Draws without an instance per template and horizon; past ``MAX_MISSES`` (plus two
+        per draw that had one) it is not tried again for that horizon (a template that has no
+        long instance may still have short ones)."""
+        self.hits: Counter[tuple[str, bool]] = Counter()
         self.writer = ProgramWriter(model, runner, llm, seed) if llm is not None else None
         """The LLM route: programs written in Python (see
         :mod:`agentworld_gym.synthesis.tasks.sample.llm.writer`)."""
@@ -152,7 +153,7 @@ class ProgramTaskBuilder(TaskBuilder):
         names = [
             n
             for n in TEMPLATES
-            if self.misses[n] < MAX_MISSES + 2 * self.hits[n]
+            if self.misses[n, knobs.long] < MAX_MISSES + 2 * self.hits[n, knobs.long]
             and (not knobs.long or n in LONG)
             and (not patterns or n in patterns)
         ]
@@ -205,9 +206,9 @@ class ProgramTaskBuilder(TaskBuilder):
         for _ in range(3):
             program = TEMPLATES[name](self.model, self.caps, rng, knobs)
             if program is not None:
-                self.hits[name] += 1
+                self.hits[name, knobs.long] += 1
                 return name, program
-        self.misses[name] += 1
+        self.misses[name, knobs.long] += 1
         return name, None
 
     def _writes(self, calls: list[dict[str, Any]]) -> int:

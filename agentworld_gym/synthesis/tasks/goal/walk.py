@@ -368,7 +368,7 @@ def _states(instruction: str, value: Any) -> bool:
     if isinstance(value, str):
         return bool(value) and f'"{value}"' in instruction
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10:
-        return re.search(rf"(?<![\w.]){value}(?![\w.])", instruction) is not None
+        return re.search(rf"(?<![\w.]){value}(?!\w|\.\d)", instruction) is not None
     return False
 
 
