@@ -185,7 +185,9 @@ def make_full_env() -> EnvSpec:
             },
         )
     )
-    for rec, tier in zip(spec.records["projects"], ["gold", "silver", "gold", "silver"]):
+    for rec, tier in zip(
+        spec.records["projects"], ["gold", "silver", "gold", "silver"], strict=True
+    ):
         rec["tier"] = tier
     spec.tools.append(
         op_tool(

@@ -317,26 +317,10 @@ def create_each(
         return None
     if say.too_long(n_calls, 2 + len(ref.listers), max(len(parents), len(pool) * (not by_list))):
         return None
-    schema = caps.maker.params[arg].schema
-    mk = making(model, caps, rng, {arg, w.param})
-    if mk is None or mk.own or (not knobs.given and mk.names_keys(caps)):
+    made = _one_each(model, caps, rng, knobs, (arg, fld, pcoll), (w, value), parents, pw)
+    if made is None:
         return None
-    calls = {
-        str(p.get(pcoll.pk)): mk.copy(
-            {**mk.shared, arg: typed(p.get(pcoll.pk), schema), **w.args(value)}
-        )
-        for p in parents
-    }
-    params: dict[str, Any] = {
-        "c": coll.name,
-        "k": coll.pk,
-        "g": w.path,
-        "v": value,
-        "pc": pcoll.name,
-        "pk": pcoll.pk,
-        "pw": pw,
-        "pf": fld,
-    }
+    mk, calls, params = made
     if not by_list:
         params["pks"] = [str(p.get(pcoll.pk)) for p in pool]
 
@@ -452,28 +436,11 @@ def update_create_each(
     n_calls = 1 + 2 * len(parents)
     if n_calls > knobs.max_calls or say.too_long(n_calls, 3, len(parents)):
         return None
-    mk = making(model, caps, rng, {arg, w.param})
-    if mk is None or mk.own or (not knobs.given and mk.names_keys(caps)):
+    made = _one_each(model, caps, rng, knobs, (arg, fld, pcoll), (w, value), parents, pw)
+    if made is None:
         return None
-    schema = caps.maker.params[arg].schema
-    calls = {
-        str(p.get(pcoll.pk)): mk.copy(
-            {**mk.shared, arg: typed(p.get(pcoll.pk), schema), **w.args(value)}
-        )
-        for p in parents
-    }
-    params: dict[str, Any] = {
-        "c": coll.name,
-        "k": coll.pk,
-        "g": w.path,
-        "v": value,
-        "pc": pcoll.name,
-        "pk": pcoll.pk,
-        "pw": pw,
-        "pf": fld,
-        "pg": pwr.path,
-        "pv": pvalue,
-    }
+    mk, calls, params = made
+    params.update(pg=pwr.path, pv=pvalue)
     updater, verbs = pcaps.updater, Verbs(model)
     if verbs.of(updater).op != "update":
         return None  # an action ("cancel", "start") is not a field being set
@@ -516,3 +483,33 @@ def update_create_each(
         2,
         run,
     )
+
+
+def _one_each(
+    model: EnvModel,
+    caps: Caps,
+    rng: random.Random,
+    knobs: Knobs,
+    link: tuple[str, str, Any],
+    written: tuple[Any, Any],
+    parents: list[dict[str, Any]],
+    pw: list[list[Any]],
+) -> tuple[Any, dict[str, dict[str, Any]], dict[str, Any]] | None:
+    """How one child per parent is made: the maker's shared values, each parent's call
+    (keyed by the parent's key) and the verification parameters (``None`` when the maker
+    needs a value the request cannot give)."""
+    (arg, fld, pcoll), (w, value) = link, written
+    mk = making(model, caps, rng, {arg, w.param})
+    if mk is None or mk.own or (not knobs.given and mk.names_keys(caps)):
+        return None
+    schema = caps.maker.params[arg].schema
+    calls = {
+        str(p.get(pcoll.pk)): mk.copy(
+            {**mk.shared, arg: typed(p.get(pcoll.pk), schema), **w.args(value)}
+        )
+        for p in parents
+    }
+    coll = caps.coll
+    params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "g": w.path, "v": value}
+    params.update(pc=pcoll.name, pk=pcoll.pk, pw=pw, pf=fld)
+    return mk, calls, params
