@@ -4,6 +4,7 @@ server whose model plays scripted policies with native tool calls."""
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -39,6 +40,9 @@ class Model:
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[Model, Any]]:
+    # verifiers' environments install process-wide SIGINT/SIGTERM teardown handlers; the
+    # rest of the suite (which forks process pools) gets the handlers it had back
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     model = Model()
     server = openai_policy_server(model)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -47,6 +51,8 @@ def served() -> Iterator[tuple[Model, Any]]:
         patch.setenv(KEY_VAR, "unused")
         yield model, vf.ClientConfig(api_base_url=url, api_key_var=KEY_VAR)
     server.shutdown()
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
 
 
 @pytest.mark.parametrize("wrong", [False, True], ids=["gold", "wrong-answer"])

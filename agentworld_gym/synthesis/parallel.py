@@ -7,6 +7,7 @@ scheduling (the catalogs are byte-for-byte reproducible with any number of worke
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,10 +18,20 @@ def ordered_map(fn: Callable[[Any], Any], jobs: list[Any], workers: int) -> Iter
     if workers <= 1 or len(jobs) <= 1:
         yield from map(fn, jobs)
         return
-    pool = multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=100)
+    pool = multiprocessing.get_context("fork").Pool(
+        workers, initializer=_default_signals, maxtasksperchild=100
+    )
     try:
         yield from pool.imap(fn, jobs, chunksize=1)
         pool.close()
     finally:
         pool.terminate()
         pool.join()
+
+
+def _default_signals() -> None:
+    """A worker dies on the pool's SIGTERM whatever handler the parent had installed (a
+    library's teardown handler, inherited through fork, can hang a worker the pool is
+    terminating, and with it the whole run)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
