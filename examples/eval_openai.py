@@ -17,13 +17,13 @@ command against it and prints the results table::
 from __future__ import annotations
 
 import argparse
-import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 from agentworld_gym.cli import main as agentworld
 from agentworld_gym.integrations import GoldPolicy
+from agentworld_gym.integrations.scripted import openai_policy_server
 from agentworld_gym.registry import load_spec
 
 
@@ -35,36 +35,7 @@ def gold_server(envs: list[str]) -> ThreadingHTTPServer:
         instruction = next(m["content"] for m in messages if m["role"] == "user")
         return by_task[instruction](messages, tools)
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            message = policy(body["messages"], body.get("tools", []))
-            choice = {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-            }
-            usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-            payload = json.dumps(
-                {
-                    "id": "gold",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body["model"],
-                    "choices": [choice],
-                    "usage": usage,
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return openai_policy_server(policy)
 
 
 def main() -> None:
