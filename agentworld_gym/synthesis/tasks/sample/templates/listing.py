@@ -277,14 +277,7 @@ def create_each(
         return None
     caps, (arg, fld, pc), pcaps = rng.choice(options)
     coll, pcoll = caps.coll, pcaps.coll
-    strings = [
-        x
-        for x in caps.make_fields
-        if schema_type(x.schema) == "string"
-        and not x.schema.get("enum")
-        and x.param != arg
-        and x.path not in caps.unique
-    ]
+    strings = _free_texts(caps, arg)
     if not strings:
         return None
     w = rng.choice(strings)
@@ -408,14 +401,7 @@ def update_create_each(
         return None
     caps, (arg, fld, _), pcaps = rng.choice(options)
     coll, pcoll = caps.coll, pcaps.coll
-    strings = [
-        x
-        for x in caps.make_fields
-        if schema_type(x.schema) == "string"
-        and not x.schema.get("enum")
-        and x.param != arg
-        and x.path not in caps.unique
-    ]
+    strings = _free_texts(caps, arg)
     if not strings or not pcaps.visibility.complete(pcaps.lister, {}, pcoll, pcoll.records):
         return None
     # a state many records share ("status", "priority"), not a name or a description
@@ -483,6 +469,19 @@ def update_create_each(
         2,
         run,
     )
+
+
+def _free_texts(caps: Caps, arg: str) -> list[Any]:
+    """The maker's free-text fields a new child can be told apart by (not its link ``arg``,
+    an enum or a field no two records share)."""
+    return [
+        x
+        for x in caps.make_fields
+        if schema_type(x.schema) == "string"
+        and not x.schema.get("enum")
+        and x.param != arg
+        and x.path not in caps.unique
+    ]
 
 
 def _one_each(
