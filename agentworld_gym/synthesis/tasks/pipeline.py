@@ -132,6 +132,7 @@ class EnvReport:
 def _plan(config: TaskSynthConfig) -> dict[str, int]:
     n_long = round(config.n * config.long_share)
     n_prog = round(config.n * config.program_share)
+    # half the long draws are programs: a long walk must serve one errand, which few can
     long_prog = n_long // 2 if n_prog else 0
     long_graph = n_long - long_prog
     return {

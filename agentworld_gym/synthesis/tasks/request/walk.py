@@ -599,10 +599,8 @@ class GoalWriter:
                 scopes.append(self._parent(p, step.sources[names[0]], steps, outputs, 1))
             else:
                 labels = [_strip_id(tool.params[n].field or n) for n in names]
-                if any(tool.params[n].role == KEY for n in names) or {
-                    "name",
-                    "title",
-                } & set(labels):
+                keys = any(tool.params[n].role == KEY for n in names)
+                if keys or {"name", "title"} & set(labels):
                     # "a new tag with the same tag (or name) as the tag X": a copy of what
                     # tells records apart
                     self.problems.append("a new record with another's key or name")
