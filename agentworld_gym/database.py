@@ -30,6 +30,27 @@ Record = dict[str, Any]
 _DELETED: Any = object()
 
 
+class _Deferred:
+    """A record this episode wrote but has not computed yet: ``make(source)`` on first read.
+
+    ``make`` must be a pure function of ``source`` (a record, which is never mutated) that keeps
+    its primary key; the result replaces the placeholder where it lies.
+    """
+
+    __slots__ = ("source", "make")
+
+    def __init__(self, source: Record, make: Callable[[Record], Record]) -> None:
+        self.source = source
+        self.make = make
+
+
+def _realize(layer: dict[str, Any], key: str, rec: Any) -> Any:
+    """``rec`` of ``layer``, computed and stored there if it was deferred."""
+    if type(rec) is _Deferred:
+        rec = layer[key] = rec.make(rec.source)
+    return rec
+
+
 def copy_record(record: Record) -> Record:
     """A deep copy of a record, to modify before writing it back with ``put``."""
     try:
@@ -181,10 +202,14 @@ class Database:
             changes = self._txn.get(collection)
             if changes is not None and key in changes:
                 rec = changes[key]
+                if type(rec) is _Deferred:
+                    rec = _realize(changes, key, rec)
                 return None if rec is _DELETED else rec
         changes = self._committed.get(collection)
         if changes is not None and key in changes:
             rec = changes[key]
+            if type(rec) is _Deferred:
+                rec = _realize(changes, key, rec)
             return None if rec is _DELETED else rec
         base = self._base.records.get(collection)
         if base is None:
@@ -214,7 +239,7 @@ class Database:
         def current(key: str, rec: Any) -> Any:
             for lay in reversed(layers):
                 if key in lay:
-                    return lay[key]
+                    return _realize(lay, key, lay[key])
             return rec
 
         for key, rec in base.items():
@@ -333,6 +358,24 @@ class Database:
         for record in records:
             layer[str(record[key])] = record
 
+    def put_deferred(
+        self, collection: str, records: Iterable[Record], make: Callable[[Record], Record]
+    ) -> None:
+        """Replace each record by ``make(record)``, computed only when the record is next read
+        (``get``, ``scan``, ``where``, snapshots, ``changes``): a change to every record of a
+        group (a schema migration of every page) then costs a placeholder per record, and
+        each record the work of computing it once, on its first read. ``make`` must be a pure
+        function of the record (which it must not mutate) that keeps its primary key.
+        """
+        meta = self._base.collections.get(collection) or self._meta(collection)
+        key = meta.primary_key
+        overlay = self._txn if self._txn is not None else self._committed
+        layer = overlay.get(collection)
+        if layer is None:
+            layer = overlay[collection] = {}
+        for record in records:
+            layer[str(record[key])] = _Deferred(record, make)
+
     def delete(self, collection: str, key: Any) -> Record:
         """Remove a record; raises ``KeyError`` if it does not exist."""
         rec = self.get(collection, key)
@@ -411,6 +454,7 @@ class Database:
             base = self._base.records.get(name, {})
             for key, rec in layer.items():
                 old = base.get(key)
+                rec = _realize(layer, key, rec)
                 new = None if rec is _DELETED else rec
                 if new != old:
                     out.setdefault(name, {})[key] = new

@@ -127,3 +127,49 @@ def test_where_in_scan_order_matches_a_filtered_scan():
         ordered = [r["id"] for r in ep.where("items", "g", group, 1, in_scan_order=True)]
         assert ordered == scanned
         assert sorted(r["id"] for r in ep.where("items", "g", group, 1)) == sorted(scanned)
+
+
+def _doubled(record):
+    return {**record, "n": record["n"] * 2}
+
+
+def test_put_deferred_computes_each_record_once_on_its_first_read(db):
+    calls = []
+
+    def make(record):
+        calls.append(record["id"])
+        return _doubled(record)
+
+    ep = db.fork()
+    ep.insert("items", {"id": "c", "n": 3})
+    ep.put_deferred("items", list(ep.scan("items")), make)
+    assert calls == [] and ep.has_changes("items")
+    assert ep.get("items", "b") == {"id": "b", "n": 4}
+    assert ep.get("items", "b") is ep.get("items", "b") and calls == ["b"]
+    assert [r["n"] for r in ep.scan("items")] == [2, 4, 6]  # scan order kept
+    assert sorted(calls) == ["a", "b", "c"]
+    assert [r["id"] for r in ep.where("items", "n", lambda r: r["n"], 6)] == ["c"]
+    assert db.get("items", "a")["n"] == 1  # the shared initial state is untouched
+
+
+def test_put_deferred_equals_eager_puts_in_every_view(db):
+    eager, lazy = db.fork(), db.fork()
+    for rec in list(eager.scan("items")):
+        eager.put("items", _doubled(rec))
+    lazy.put_deferred("items", list(lazy.scan("items")), _doubled)
+    assert lazy.changes() == eager.changes()
+    assert lazy.fingerprint() == eager.fingerprint()
+    again = db.fork()
+    again.put_deferred("items", list(again.scan("items")), _doubled)
+    assert again.snapshot_json() == eager.snapshot_json()
+
+
+def test_put_deferred_in_a_failed_transaction_leaves_nothing(db):
+    ep = db.fork()
+    before = ep.fingerprint()
+    with pytest.raises(RuntimeError):
+        with ep.transaction():
+            ep.put_deferred("items", list(ep.scan("items")), _doubled)
+            assert ep.get("items", "a")["n"] == 2
+            raise RuntimeError("rolled back")
+    assert ep.fingerprint() == before and not ep.has_changes("items")

@@ -734,3 +734,26 @@ def test_whole_answers_are_shared_only_by_episodes_that_wrote_nothing_they_read(
         toolbox.call(fresh("y"), "API-get-block-children", {"block_id": "0" * 32}, strict=True)
     with pytest.raises(ToolExecutionError):
         toolbox.call(fresh("z"), "API-get-block-children", {"block_id": "0" * 32}, strict=True)
+
+
+def test_a_schema_change_migrates_every_page_as_if_at_once(spec, toolbox):
+    """Pages follow a rename, a removal and an addition when they are next read (lazily):
+    the state equals the eager migration of the pages as they were, and a failed update
+    leaves no placeholder behind."""
+    ctx = ToolContext(db=spec.database.fork(), env_id="notion", task_id="t")
+    before = [p for p in ctx.db.scan("pages") if p["parent"].get("database_id") == TASKS_DB]
+    change = {"Estimate": {"name": "Hours"}, "Due": None, "Risk": {"checkbox": {}}}
+    made = toolbox.call(
+        ctx, "API-update-a-database", {"database_id": TASKS_DB, "properties": change}, strict=True
+    )
+    risk = made["properties"]["Risk"]
+    for old in before:
+        props = {("Hours" if k == "Estimate" else k): v for k, v in old["properties"].items()}
+        del props["Due"]
+        props["Risk"] = {"id": risk["id"], "type": "checkbox", "checkbox": False}
+        assert ctx.db.get("pages", old["id"]) == {**old, "properties": props}
+    snapshot = ctx.db.snapshot_json()
+    failed = {"Hours": {"name": "Name"}}  # a name taken: refused, nothing changes
+    with pytest.raises(ToolExecutionError):
+        toolbox.call(ctx, "API-update-a-database", {"database_id": TASKS_DB, "properties": failed})
+    assert ctx.db.snapshot_json() == snapshot

@@ -414,22 +414,35 @@ def _migrate_pages(
     removed: list[str],
     added: list[str],
 ) -> None:
-    # every page of the database is rewritten, so the per-page work is kept small: a C-level
-    # ``copy`` of the property map unless a rename changes its keys (renamed in place, so the
-    # order stays; a comprehension measured faster than zipping a precomputed key order)
-    blanks = [(name, schema[name]) for name in added]
-    migrated = []
-    for page in ctx.db.where("pages", "database", _database_of, dbid, in_scan_order=True):
+    """Every page of the database follows the schema change, each when it is next read:
+    a placeholder per page now (``Database.put_deferred``), the new property map on first
+    read (the same page it would have been migrated to at once)."""
+    migration = _Migration(renames, removed, [(name, schema[name]) for name in added])
+    pages = ctx.db.where("pages", "database", _database_of, dbid, in_scan_order=True)
+    ctx.db.put_deferred("pages", pages, migration)
+
+
+class _Migration:
+    """One schema change applied to a page: renamed, removed and added properties."""
+
+    __slots__ = ("renames", "removed", "blanks")
+
+    def __init__(
+        self, renames: dict[str, str], removed: list[str], blanks: list[tuple[str, Any]]
+    ) -> None:
+        self.renames = renames
+        self.removed = removed
+        self.blanks = blanks
+
+    def __call__(self, page: dict[str, Any]) -> dict[str, Any]:
+        # renamed in place, so the order of the properties stays
         old = page["properties"]
-        if renames:
-            props = {renames.get(k, k): v for k, v in old.items()}
-        else:
-            props = old.copy()
-        for name in removed:
+        renames = self.renames
+        props = {renames.get(k, k): v for k, v in old.items()} if renames else old.copy()
+        for name in self.removed:
             props.pop(name, None)
-        for name, prop in blanks:
+        for name, prop in self.blanks:
             props[name] = empty_value(prop)
         updated = page.copy()  # copy-on-write: a new property map, the values it keeps shared
         updated["properties"] = props
-        migrated.append(updated)
-    ctx.db.put_many("pages", migrated)
+        return updated
