@@ -178,7 +178,9 @@ def test_conditions_and_verbs_in_words():
     assert "whose is" not in say.np("channel", [["is_global_master", False]], rng)
     assert say.pred([["has_webhook", False]], rng, False) == "doesn't have a webhook"
     assert say.past("publish") == "published" and say.past("stop") == "stopped"
-    assert say.too_long(8, 2, 4) and say.too_long(5, 3, 7) and not say.too_long(8, 3, 6)
+    assert say.too_long(8, 2, 4) and say.too_long(7, 2, 7) and not say.too_long(8, 3, 6)
+    # among three tools the data may pick more records (a clean-up of eight), never many more
+    assert not say.too_long(11, 3, 8) and say.too_long(12, 3, 9)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -167,6 +167,28 @@ def test_tend_script_needs_every_parent_updated_and_given_one_child():
     assert _verify("tend", p, STATE, "1") == pytest.approx(0.3)  # nothing done
 
 
+def test_sweep_script_deletes_the_matching_and_sets_the_rest():
+    # "Among the tasks, delete the done ones and set the owner of the rest to "cy"; how many
+    #  did you delete?"
+    p = {"c": "tasks", "k": "id", "w": [], "wc": [["status", "done"]], "g": "owner", "v": "cy"}
+    done = _with("tasks", {"t1": {"owner": "cy"}, "t2": {"_gone": 1}, "t3": {"owner": "cy"}})
+    assert _verify("sweep", p, done, "I deleted 1 task.") == 1.0
+    assert _verify("sweep", p, done, "") == pytest.approx(0.7)  # the count is part of the ask
+    assert _verify("sweep", p, done, "3") == pytest.approx(0.7)  # every task is not the ask
+    kept = _with("tasks", {"t1": {"owner": "cy"}, "t2": {"owner": "cy"}, "t3": {"owner": "cy"}})
+    # the done task updated instead of deleted
+    assert _verify("sweep", p, kept, "1") == pytest.approx(0.3 + 0.7 * 2 / 3)
+    wiped = _with("tasks", {"t1": {"_gone": 1}, "t2": {"_gone": 1}, "t3": {"_gone": 1}})
+    assert _verify("sweep", p, wiped, "1") < 0.6  # deleting everything is not the clean-up
+    assert _verify("sweep", p, STATE, "1") == pytest.approx(0.3)  # nothing done
+    # in a scope: records outside it must stay as they were
+    scoped = {**p, "w": [["project_id", "p1"]]}
+    inside = _with("tasks", {"t1": {"owner": "cy"}, "t2": {"_gone": 1}})
+    assert _verify("sweep", scoped, inside, "1") == 1.0
+    outside = _with("tasks", {"t1": {"owner": "cy"}, "t2": {"_gone": 1}, "t3": {"owner": "cy"}})
+    assert _verify("sweep", scoped, outside, "1") == 0.0
+
+
 # -- templates, end to end ------------------------------------------------------------------
 def make_full_env() -> EnvSpec:
     """The tracker with create and update tools for projects (parents can be created, then
@@ -282,6 +304,7 @@ NEW = (
     "create_batch",
     "create_chain",
     "update_create_each",
+    "sweep",
 )
 
 
@@ -435,3 +458,14 @@ def test_an_action_tool_is_worded_with_its_own_verb():
     assert texts
     for text in texts:
         assert "publish" in text.casefold(), text
+
+
+def test_a_threshold_is_a_round_number_that_splits_the_data_the_same_way():
+    from agentworld_gym.synthesis.tasks.sample.templates.shapes import round_cut
+
+    assert round_cut(438, [120, 438, 512]) == 500  # "over 500", not "over 438"
+    assert round_cut(1999, [1999, 2400]) == 2000
+    assert round_cut(438, [438, 439]) == 438  # nothing rounder splits them
+    for t, values in ((438, [120, 438, 512]), (64, [64, 70, 2000]), (7, [3, 7, 9])):
+        r = round_cut(t, values)
+        assert [v > r for v in values] == [v > t for v in values]

@@ -94,8 +94,19 @@ def noun_reads(noun: str, extra: frozenset[str] | set[str] = frozenset()) -> boo
     return (
         0 < len(w) <= 3
         and w[-1] not in NOT_NOUNS
+        and not _participle(w[-1])
         and not set(w) & _OPERATION
         and not unknown(noun, extra)
+    )
+
+
+def _participle(word: str) -> bool:
+    """A past participle ("unanswered", "archived", "featured"): a view of records ("the
+    unanswereds"), not a kind of thing; nouns in -ed ("feed", "seabed", "hundred") are not."""
+    return (
+        len(word) >= 6
+        and word.endswith("ed")
+        and not word.endswith(("eed", "bed", "shed", "hundred", "kindred"))
     )
 
 

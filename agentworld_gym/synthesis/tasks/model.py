@@ -199,8 +199,8 @@ def profile(
     prof = Profile()
     label_rank: list[tuple[int, str]] = []
     for k, vs in values.items():
-        if len(vs) < max(2, int(0.8 * n)) or k in references or generic_parent(k):
-            continue  # a parent (of a known kind or not) is a scope, not a property
+        if len(vs) < max(2, int(0.8 * n)) or k in references or generic_parent(k) or paging(k):
+            continue  # a parent is a scope, and a page size a view, not a property
         counts = Counter(map(repr, vs))
         distinct = len(counts)
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):
@@ -227,6 +227,21 @@ def profile(
     return prof
 
 
+_PAGING = frozenset(
+    {
+        "page", "pages", "per page", "page size", "page number", "page token", "next page",
+        "total size", "total count", "total pages", "total results", "total items", "limit",
+        "offset", "cursor", "next cursor", "next page token", "prev", "next", "has more",
+    }
+)  # fmt: skip
+
+
+def paging(name: str) -> bool:
+    """A field of a list response's paging ("total size", "per page"), copied into records by
+    some specs: no user filters or totals records by it."""
+    return " ".join(words(name)) in _PAGING
+
+
 def _code_like(name: str) -> bool:
     """A number that names rather than measures ("order identifier", "return code", "zip"):
     its total or average means nothing."""
@@ -235,7 +250,8 @@ def _code_like(name: str) -> bool:
         "identifier", "code", "number", "no", "num", "nr", "zip", "year", "month", "day",
         "index", "idx", "position", "order", "sequence", "version", "port", "phone", "type",
         "unix", "timestamp", "epoch", "date", "time", "at", "lat", "latitude", "lng", "lon",
-        "longitude",
+        "longitude", "mode", "kind", "category", "class", "format", "encoding", "state",
+        "status", "flag",
     )  # fmt: skip
 
 

@@ -212,9 +212,8 @@ class EnvSynthesizer:
         if not bad:
             return None
         return re.compile(
-            r"\b(?:the|a|an|\d+|these|every|all|only) (?:"
-            + "|".join(re.escape(n) + "(?:e?s)?" for n in bad)
-            + r")\b",
+            r"\b(?:the|a|an|\d+|these|every|all|only|many|of|new|add|create|remove|delete|copy"
+            r"|update) (?:" + "|".join(re.escape(n) + "(?:e?s)?" for n in bad) + r")\b",
             re.I,
         )
 

@@ -79,11 +79,12 @@ def _leaf(field: str) -> tuple[str, str]:
     return parts[-1], parts[-2] if len(parts) > 1 else ""
 
 
-def fresh_text(rng: random.Random, field: str = "") -> str:
+def fresh_text(rng: random.Random, field: str = "", noun: str = "") -> str:
     """A realistic value for the field (a surname for ``last_name``, a duration for
-    ``max_staleness``), drawn from ``rng`` alone by the mechanism seed records use."""
-    name, noun = _leaf(field)
-    return FieldValues(rng, _DOMAINS).string(name, {}, noun)
+    ``max_staleness``, "Payments Queue" for a queue's ``name``), drawn from ``rng`` alone by
+    the mechanism seed records use; ``noun`` is the record's kind, for a top-level field."""
+    name, parent = _leaf(field)
+    return FieldValues(rng, _DOMAINS).string(name, {}, parent or noun)
 
 
 def writable_field(name: str, schema: dict[str, Any] | None = None) -> bool:

@@ -46,6 +46,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.listing import (
     branch,
     bulk,
     create_each,
+    sweep,
     update_create_each,
 )
 from agentworld_gym.synthesis.tasks.sample.templates.lookup_create import (
@@ -60,6 +61,7 @@ from agentworld_gym.synthesis.tasks.verifier.scripts import script
 TEMPLATES: dict[str, Callable[..., Any]] = {
     "bulk_update": lambda m, c, r, k: bulk(m, c, r, k, "update"),
     "bulk_delete": lambda m, c, r, k: bulk(m, c, r, k, "delete"),
+    "sweep": sweep,
     "branch_update": branch,
     "create_each": create_each,
     "update_create_each": update_create_each,
@@ -77,6 +79,7 @@ TEMPLATES: dict[str, Callable[..., Any]] = {
 WEIGHTS = {
     "bulk_update": 3.0,
     "bulk_delete": 1.0,
+    "sweep": 1.5,
     "branch_update": 2.0,
     "create_each": 1.5,
     "update_create_each": 1.5,
@@ -101,6 +104,7 @@ PATTERNS = {
     "bulk_update": "update",
     "bulk_delete": "update",
     "branch_update": "update",
+    "sweep": "update",
     "batch_update": "update",
     "batch_write": "update",
     "extreme": "update",
@@ -114,6 +118,7 @@ PATTERNS = {
 LONG = (
     "bulk_update",
     "bulk_delete",
+    "sweep",
     "branch_update",
     "create_each",
     "update_create_each",

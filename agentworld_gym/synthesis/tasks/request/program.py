@@ -33,6 +33,9 @@ from agentworld_gym.synthesis.tasks.sample.programs import Caller, Caps
 
 MAX_ITEMS = 6
 """Most records a single-tool loop names or makes (the gold chain stays under 8 calls)."""
+MAX_REPEATS = 8
+"""Most calls of one tool in a task of three or more tools, whose records the data picks (a
+clean-up of eleven records: eight deletes and three updates)."""
 MAX_IDS = 4
 """Most records a request names by raw key (when nothing friendlier names them)."""
 
@@ -198,9 +201,9 @@ def a(noun: str) -> str:
 
 
 def too_long(calls: int, tools: int, repeats: int) -> bool:
-    """A loop pretending to be long-horizon: one tool more than :data:`MAX_ITEMS` times, or
-    8+ calls over fewer than three tools."""
-    return repeats > MAX_ITEMS or (calls >= 8 and tools < 3)
+    """A loop pretending to be long-horizon: one tool more than :data:`MAX_ITEMS` times
+    (:data:`MAX_REPEATS` among three or more tools), or 8+ calls over fewer than three tools."""
+    return repeats > (MAX_REPEATS if tools >= 3 else MAX_ITEMS) or (calls >= 8 and tools < 3)
 
 
 # -- verbs ------------------------------------------------------------------------------------

@@ -77,7 +77,28 @@ def ordinal(i: int) -> str:
     return names[i] if i < len(names) else f"{i + 1}th"
 
 
+_UNCOUNTED = frozenset(
+    "data metadata information info feedback media equipment software hardware firmware "
+    "analytics news series species staff personnel inventory traffic".split()
+)
+"""Nouns whose plural is themselves ("the data", never "the datas")."""
+_IRREGULAR = {"person": "people", "child": "children", "man": "men", "woman": "women"}
+
+
 def plural(noun: str) -> str:
+    head, _, last = noun.rpartition(" ")
+    if last in _UNCOUNTED:
+        return noun
+    if last in _IRREGULAR:
+        return f"{head} {_IRREGULAR[last]}".lstrip()
+    if (
+        last.endswith("s")
+        and not last.endswith(("ss", "us", "is", "ys", "as", "os"))
+        and len(last) > 3
+    ):
+        return noun  # already plural: "settings", "credentials", "metrics"
+    if noun.endswith("is") and len(last) > 4:
+        return noun[:-2] + "es"  # "analysis" -> "analyses"
     if noun.endswith("y") and not noun.endswith(("ay", "ey", "oy", "uy")):
         return noun[:-1] + "ies"
     if noun.endswith(("s", "x", "ch", "sh")):

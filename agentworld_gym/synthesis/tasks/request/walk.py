@@ -356,9 +356,7 @@ class GoalWriter:
                 sentences.append((text, False))
         body = self._join(sentences, rng)
         if facts and rng.random() < 0.3:
-            body += " " + rng.choice(
-                ("Just the values, please.", "A short answer is enough.", "Thanks!")
-            )
+            body += " " + rng.choice(("A short answer is enough.", "Thanks!"))
         given = [
             s.value
             for st in steps

@@ -85,6 +85,17 @@ BODIES = {
   elif x != r: return 0.0
  return round(0.7 * ok / max(len(t), 1) + 0.3 * (na in num(answer)), 6)
 """,
+    "sweep": """def verify(initial_state, final_state, answer):
+ k = P["k"]; t = {str(r.get(k)) for r in T(initial_state)}; ok = nd = 0
+ f = {str(r.get(k)): r for r in final_state.get(P["c"], [])}
+ for r in initial_state.get(P["c"], []):
+  x = f.get(str(r.get(k)))
+  if str(r.get(k)) not in t:
+   if x != r: return 0.0
+  elif C(r): nd += 1; ok += x is None
+  else: ok += x is not None and g(x, P["g"]) == P["v"]
+ return round(0.7 * ok / max(len(t), 1) + 0.3 * (nd in num(answer)), 6)
+""",
     "create": """def verify(initial_state, final_state, answer):
  q = par(initial_state); old = {str(r.get(P["k"])) for r in initial_state.get(P["c"], [])}; n = {}
  for r in final_state.get(P["c"], []):

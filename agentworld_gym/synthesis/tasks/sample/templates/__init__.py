@@ -13,6 +13,8 @@ template            program                                                contr
                     set a field; report how many
 ``bulk_delete``     the same, deleting                                     loop, filter, join,
                                                                            conditional write
+``sweep``           for every listed record: delete it if it matches a     loop, filter, branch,
+                    condition, else set a field; report how many went      conditional write
 ``branch_update``   for every listed record: if a number exceeds a         loop, branch, write
                     threshold set a field one way, else the other; report
                     how many went each way
@@ -49,7 +51,7 @@ each``              field of it and create a child linked to it; report   condit
 
 One module per kind:
 
-- :mod:`.listing` — templates over listings: ``bulk_update``, ``bulk_delete``,
+- :mod:`.listing` — templates over listings: ``bulk_update``, ``bulk_delete``, ``sweep``,
   ``branch_update``, ``create_each``, ``update_create_each``;
 - :mod:`.aggregate` — templates that aggregate: ``extreme``, ``aggregate``, ``group_max``,
   ``children_agg``;

@@ -175,7 +175,7 @@ def aggregate(
             [
                 f"What is the {what} of the {records}?",
                 f"Across all {records}, what's the {what}?",
-                f"I need the {what} over the {records}.",
+                f"I need the {what} of the {records}.",
                 f"Work out the {what} of the {records} for me.",
             ],
         )
@@ -399,7 +399,7 @@ def children_agg(
             [
                 f"What is the {what} of the {records} of the {parents}?",
                 f"Across the {parents}, what's the {what} of their {records}?",
-                f"I need the {what} over the {records} belonging to the {parents}.",
+                f"I need the {what} of the {records} belonging to the {parents}.",
             ],
         )
     flow = ["loop", "join", "aggregate"] + (["filter"] if where else [])

@@ -203,7 +203,8 @@ def _read_request(
         [
             f"What is the {what} of {these}" + (f" that {say.pred(where, rng)}?" if where else "?"),
             f"Across {these}, what's the {what} of {those}?",
-            f"I need the {what} over {these}" + (f", counting only {those}." if where else "."),
+            f"Could you work out the {what} of {these}"
+            + (f", counting only {those}?" if where else "?"),
         ],
     )
 
@@ -317,7 +318,8 @@ def batch_update(
             [
                 f"Of {these}, {act(those)} and {act('the others', other)}. Tell me how many got "
                 f"{quote(value)}.",
-                f"For {these}: {act('each one that ' + p)}, and {act('the rest', other)}. How "
+                f"For {these}: {act('each one that ' + say.pred(where, rng, False))}, and "
+                f"{act('the rest', other)}. How "
                 f"many got {quote(value)}?",
                 f"Go over {these} — {act(those)}, {act('the others', other)} — and tell me how "
                 f"many ended up with {quote(value)}.",
@@ -329,7 +331,8 @@ def batch_update(
             rng,
             [
                 f"Of {these}, {act(those)}, and tell me how many you {did}.",
-                f"For {these}: {act('every one that ' + p)}. How many was that?",
+                f"For {these}: {act('every one that ' + say.pred(where, rng, False))}. How many "
+                "was that?",
                 f"Go through {these} and {act('those that ' + p)}; then tell me how many that was.",
             ],
         )

@@ -1,5 +1,5 @@
-"""Program templates over listings: ``bulk_update``, ``bulk_delete``, ``branch_update``,
-``create_each`` and ``update_create_each``.
+"""Program templates over listings: ``bulk_update``, ``bulk_delete``, ``sweep``,
+``branch_update``, ``create_each`` and ``update_create_each``.
 
 See :mod:`agentworld_gym.synthesis.tasks.sample.templates` for the table of every template;
 :mod:`.shapes` holds what they share.
@@ -10,7 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agentworld_gym.synthesis.tasks.model import EnvModel
+from agentworld_gym.synthesis.audit import id_shaped
+from agentworld_gym.synthesis.tasks.model import EnvModel, looks_like_id, words
 from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
 from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote
@@ -35,12 +36,13 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     listed,
     making,
     noun_of,
+    round_cut,
     value_for,
     visible,
 )
 from agentworld_gym.synthesis.tasks.values import MISSING, fresh_text, schema_type, typed
 
-__all__ = ["Knobs", "branch", "bulk", "create_each", "update_create_each"]
+__all__ = ["Knobs", "branch", "bulk", "create_each", "sweep", "update_create_each"]
 
 ASK = [
     " Then tell me how many {nouns} you {did}.",
@@ -53,17 +55,20 @@ def bulk(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs, op: str
 ) -> Program | None:
     found = choose_listed(
-        model, all_caps, rng, lambda c: c.updater if op == "update" else c.deleter
+        model, all_caps, rng, lambda c: c.updater if op == "update" else c.deleter, across=True
     )
     if found is None:
         return None
     caps, source = found
     coll = caps.coll
-    join = join_parent(all_caps, caps, rng) if rng.random() < 0.4 else None
+    join = join_parent(all_caps, caps, rng) if rng.random() < 0.4 and not source.over else None
     rows = source.rows
     if join is not None:
         rows = [r for r in rows if str(r.get(join.field)) in join.keys]
-    w = rng.choice(caps.writable) if op == "update" else None
+    settable = _settings(caps, rows) if op == "update" else []
+    if op == "update" and not settable:
+        return None
+    w = rng.choice(settable) if op == "update" else None
     avoid = {w.path} if w else set()
     avoid |= {f for f, _ in source.where}
     options = conditions(caps, rows, avoid, rng, knobs, source.tool.hidden)
@@ -71,16 +76,17 @@ def bulk(
         return None
     where, targets = max(options, key=lambda o: len(o[1])) if knobs.long else rng.choice(options)
     value = value_for(w, caps, targets, rng) if w else None
-    if w and value is MISSING:
+    if w and (value is MISSING or _id(value)):
         return None
     scope = say.scope_ref(model, all_caps, caps, source.tool, source.where)
-    n_calls = (2 if join else 1) + len(scope.listers) + len(targets)
-    tools = 2 + bool(join) + len(scope.listers)
+    n_calls = source.reads + bool(join) + len(scope.listers) + len(targets)
+    tools = 1 + source.tools + bool(join) + len(scope.listers)
     if n_calls > knobs.max_calls or say.too_long(n_calls, tools, len(targets)):
         return None
     tool = caps.updater if op == "update" else caps.deleter
     params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": source.where + where}
-    tail = scope.text
+    params.update(source.params())
+    tail = scope.text + (source.phrase if source.over else "")
     if join is not None:
         params.update(join.params(), pf=join.field)
         parents = say.np(join.caps.coll.noun, join.where, rng)
@@ -151,16 +157,101 @@ def _bulk_request(
         rng,
         [
             cap(act(f"all {records}")) + "." + ask,
-            # a question naming the scope would hold the write's values without its verb
-            ""
-            if tail
-            else f"How many {records} are there? {cap(act('each of them'))} and tell me that "
-            "number.",
             f"Could you {act('every one of the ' + records)}?" + ask,
             among + "." + ask if among else "",
         ],
     )
     return text
+
+
+def sweep(
+    model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
+) -> Program | None:
+    """A clean-up: delete the listed records matching a condition and set a field on every
+    other one ("remove the revoked keys and mark the rest as reviewed"). Three tools (four
+    when the scope is found by name), and the listing decides which write each record gets;
+    report how many were deleted."""
+    found = choose_listed(
+        model,
+        all_caps,
+        rng,
+        lambda c: c.updater and c.deleter and c.coll.profile.categorical,
+        across=True,
+    )
+    if found is None:
+        return None
+    caps, source = found
+    coll, rows = caps.coll, source.rows
+    states = _settings(caps, rows)
+    if not states:
+        return None
+    w = rng.choice(states)
+    avoid = {w.path} | {f for f, _ in source.where}
+    options = [
+        (where, gone)
+        for where, gone in conditions(
+            caps, rows, avoid, rng, Knobs(1, len(rows) - 1), source.tool.hidden
+        )
+        if not any(_id(v) or looks_like_id(f) for f, v in where)
+    ]
+    if not options:
+        return None
+    where, gone = rng.choice(options)
+    rest = [r for r in rows if not hit(r, where)]
+    value = value_for(w, caps, rest, rng)
+    if not rest or value is MISSING or _id(value) or Verbs(model).of(caps.updater).op != "update":
+        return None
+    scope = say.scope_ref(model, all_caps, caps, source.tool, source.where)
+    n_calls = source.reads + len(scope.listers) + len(rows)
+    if n_calls > knobs.max_calls or (knobs.long and n_calls < knobs.min_calls):
+        return None
+    tools = 2 + source.tools + len(scope.listers)
+    if say.too_long(n_calls, tools, max(len(gone), len(rest))):
+        return None
+    deleter, updater = caps.deleter, caps.updater
+    params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": source.where, "wc": where}
+    params.update(g=w.path, v=value, **source.params())
+
+    def run(caller: Caller) -> Answer:
+        scope.find(caller)
+        found = source.read(caller)
+        n = 0
+        for r in found:
+            if hit(r, where):
+                caller(deleter, address(deleter, coll, r))
+                n += 1
+            elif value_at(r, w.path) != value:
+                caller(updater, setting(updater, coll, r, w, value))
+        return Answer(f"I deleted {n} {noun_of(coll, n)}.", n)
+
+    verbs, nouns = Verbs(model), plural(coll.noun)
+    tail = scope.text + (source.phrase if source.over else "")
+    drop = verbs.delete(deleter, rng, say.ones(where, rng))
+    keep = verbs.update(
+        updater, rng, "every other one", field_name(w.path), quote(value), coll.noun
+    )
+    rest_ = verbs.update(updater, rng, "the rest", field_name(w.path), quote(value), coll.noun)
+    did = verbs.done(deleter, "delete")
+    ask = pick(rng, [f" Then tell me how many you {did}.", f" How many {nouns} were {did}?"])
+    request = pick(
+        rng,
+        [
+            f"Time to clean up the {nouns}{tail}: {drop}, and {keep}." + ask,
+            f"Go through the {nouns}{tail}. {cap(drop)}; {rest_}." + ask,
+            f"Among the {nouns}{tail}, {drop} and {rest_}." + ask,
+        ],
+    )
+    return Program(
+        "sweep",
+        "sweep",
+        params,
+        request,
+        ["loop", "filter", "branch", "conditional_write"],
+        "number",
+        f"p:sweep:{coll.name}:{where}",
+        2,
+        run,
+    )
 
 
 def branch(
@@ -185,6 +276,7 @@ def branch(
     if len(nums) < 3:
         return None
     t = nums[rng.randrange(len(nums) // 3, max(len(nums) // 3 + 1, 2 * len(nums) // 3))]
+    t = round_cut(t, nums)
     a = value_for(w, caps, [], rng)
     b = value_for(w, caps, [], rng)
     if a is MISSING or b is MISSING or a == b:
@@ -281,7 +373,7 @@ def create_each(
     if not strings:
         return None
     w = rng.choice(strings)
-    value = fresh_text(rng, w.path)
+    value = fresh_text(rng, w.path, coll.noun)
     by_list = pcaps.lister is not None and (
         pcaps.getter is None or not knobs.given or rng.random() < 0.5
     )
@@ -345,9 +437,6 @@ def create_each(
                 cap(make(f"{one} {link} each {each} {details}")) + "." + ask,
                 f"Every {each} needs {one} {details}: please {make(f'one {link} each of them')}."
                 + ask,
-                f"How many {say.np(pcoll.noun, pw, rng)} are there? "
-                + cap(make(f"{one} {details} {link} each of them"))
-                + ", and tell me that number.",
             ],
         )
     else:
@@ -409,7 +498,7 @@ def update_create_each(
     if not states:
         return None
     w, pwr = rng.choice(strings), rng.choice(states)
-    value = fresh_text(rng, w.path)
+    value = fresh_text(rng, w.path, coll.noun)
     opts = conditions(
         pcaps, pcoll.records, {pwr.path}, rng, Knobs(knobs.lo, knobs.hi), pcaps.lister.hidden
     )
@@ -469,6 +558,37 @@ def update_create_each(
         2,
         run,
     )
+
+
+_OWN_WORDS = frozenset(
+    "name title label email login slug subject summary username handle description notes "
+    "note comment message text body".split()
+)
+
+
+def _own_words(path: str) -> bool:
+    """A field that names or describes one record ("routing control name", "description"):
+    the same value on many records reads as a mistake."""
+    w = words(path.split(".")[-1])
+    return bool(w) and w[-1] in _OWN_WORDS
+
+
+def _settings(caps: Caps, rows: list[dict[str, Any]]) -> list[Any]:
+    """The fields one value may be written to on many records: a setting or a state, never
+    a name, a description, an id or another record's key."""
+    return [
+        x
+        for x in caps.writable
+        if x.path not in caps.coll.profile.labels
+        and not _own_words(x.path)
+        and not looks_like_id(x.path)
+        and not any(_id(r.get(x.path)) for r in rows)
+    ]
+
+
+def _id(value: Any) -> bool:
+    """An id-shaped string (``pro_99b3a8cdec``): no state a user sets or picks records by."""
+    return isinstance(value, str) and id_shaped(value)
 
 
 def _free_texts(caps: Caps, arg: str) -> list[Any]:

@@ -40,6 +40,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     noun_of,
     number,
     own_values,
+    round_cut,
     value_for,
     visible,
 )
@@ -114,6 +115,7 @@ def lookup_branch(
         if len(nums) < 3:
             return None
         v = nums[rng.randrange(len(nums) - 1)]
+        v = round_cut(v, nums)
         test = pick(
             rng,
             [
@@ -351,7 +353,7 @@ def create_batch(
     coll, nw = caps.coll, name_field(caps)
     lo = max(3, knobs.min_calls)
     n = rng.randint(lo, max(lo, min(knobs.max_calls, say.MAX_ITEMS if knobs.long else 5)))
-    names = list(dict.fromkeys(fresh_text(rng, nw.path) for _ in range(n)))
+    names = list(dict.fromkeys(fresh_text(rng, nw.path, coll.noun) for _ in range(n)))
     if len(names) > knobs.max_calls:
         return None
     nums = [w for w in _free(caps, {nw.param}) if schema_type(w.schema) == "integer"]
@@ -455,8 +457,8 @@ def create_chain(
     if nw.param == arg or pcaps.maker.record is None:
         return None
     n = rng.randint(2, max(2, min(knobs.max_calls - 1, say.MAX_ITEMS if knobs.long else 4)))
-    names = list(dict.fromkeys(fresh_text(rng, nw.path) for _ in range(n)))
-    first = [{pw.param: fresh_text(rng, pw.path)}]
+    names = list(dict.fromkeys(fresh_text(rng, nw.path, coll.noun) for _ in range(n)))
+    first = [{pw.param: fresh_text(rng, pw.path, pcoll.noun)}]
     parent = _batch(model, pcaps, rng, first, {}, given=knobs.given)
     if parent is None:
         return None

@@ -20,6 +20,7 @@ from typing import Any
 
 import jinja2
 
+from agentworld_gym.synthesis.audit import id_shaped
 from agentworld_gym.synthesis.tasks.model import (
     CollectionModel,
     EnvModel,
@@ -27,7 +28,7 @@ from agentworld_gym.synthesis.tasks.model import (
     humanize,
     scalar,
 )
-from agentworld_gym.synthesis.tasks.request.program import scope_noun
+from agentworld_gym.synthesis.tasks.request.program import MAX_REPEATS, scope_noun
 from agentworld_gym.synthesis.tasks.request.render import plural, quote, told
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Caller,
@@ -112,6 +113,37 @@ class Listing:
     where: list[list[Any]]
     rows: list[dict[str, Any]]
     phrase: str
+    over: tuple[str, str, Caps] | None = None
+    """``(arg, field, parent caps)`` when the records are those of every parent: the program
+    lists the parents, then each one's records ("the expired tokens of every user")."""
+
+    @property
+    def reads(self) -> int:
+        """The gold calls the read takes (one listing, or the parents' and one per parent)."""
+        return 1 if self.over is None else 1 + len(self.over[2].coll.records)
+
+    @property
+    def tools(self) -> int:
+        return 1 if self.over is None else 2
+
+    def params(self) -> dict[str, Any]:
+        """The verification script's parameters: children of the parents the data has."""
+        if self.over is None:
+            return {}
+        _, fld, pcaps = self.over
+        return {"pc": pcaps.coll.name, "pk": pcaps.coll.pk, "pw": [], "pf": fld}
+
+    def read(self, caller: Caller) -> list[dict[str, Any]]:
+        """What the program reads: the listing, or every parent's listing in turn."""
+        if self.over is None:
+            return caller.list_all(self.tool, self.args)
+        arg, _, pcaps = self.over
+        schema = self.tool.params[arg].schema
+        out: list[dict[str, Any]] = []
+        for parent in caller.list_all(pcaps.lister, {}):
+            key = typed(parent.get(pcaps.coll.pk), schema)
+            out += caller.list_all(self.tool, {**self.args, arg: key})
+        return out
 
 
 @dataclass
@@ -142,6 +174,24 @@ def fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
 
 
+def round_cut(t: float, values: list[float]) -> float:
+    """The roundest number a person would say in place of the threshold ``t`` ("over 400",
+    not "over 438") that splits ``values`` exactly as ``t`` does: the coarsest multiple of
+    1, 2 or 5 times a power of ten in ``[t, next value above t)``."""
+    above = [v for v in values if v > t]
+    if not above or not float(t).is_integer():
+        return t
+    nxt = min(above)
+    step = 10 ** max(0, len(str(int(abs(nxt)))) - 1)
+    while step >= 1:
+        for k in (5, 2, 1):
+            r = -(-t // (k * step)) * (k * step)
+            if t <= r < nxt:
+                return int(r)
+        step //= 10
+    return t
+
+
 def noun_of(coll: CollectionModel, n: int) -> str:
     """``coll``'s noun, plural unless ``n`` is 1."""
     return coll.noun if n == 1 else plural(coll.noun)
@@ -160,12 +210,59 @@ def choose(
 
 
 def choose_listed(
-    model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, fits: Callable[[Caps], Any]
+    model: EnvModel,
+    all_caps: dict[str, Caps],
+    rng: random.Random,
+    fits: Callable[[Caps], Any],
+    across: bool = False,
 ) -> tuple[Caps, Listing] | None:
-    """A random listable collection whose capabilities ``fits``, and how to list it."""
+    """A random listable collection whose capabilities ``fits``, and how to list it
+    (``across``: maybe the records of every parent, when a scoped listing allows it)."""
     caps = choose(all_caps, rng, lambda c: (c.lister or c.scoped) and fits(c))
-    source = listing(model, caps, rng) if caps is not None else None
-    return (caps, source) if caps is not None and source is not None else None
+    if caps is None:
+        return None
+    source = None
+    if across and caps.scoped and caps.lister is None and rng.random() < 0.5:
+        source = every_parent(model, all_caps, caps, rng)
+    source = source or listing(model, caps, rng)
+    return (caps, source) if source is not None else None
+
+
+def every_parent(
+    model: EnvModel, all_caps: dict[str, Caps], caps: Caps, rng: random.Random
+) -> Listing | None:
+    """The records of every parent, through a listing scoped by one parent that a list tool
+    finds: each parent's listing must show all its records, and every record must belong to
+    a listed parent (the gold reads them all)."""
+    options = [
+        (tool, req[0])
+        for tool, req in caps.scoped
+        if len(req) == 1
+        and req[0][2] in all_caps
+        and req[0][2] != caps.coll.name
+        and all_caps[req[0][2]].lister is not None
+    ]
+    if not options:
+        return None
+    tool, (arg, fld, pref) = rng.choice(options)
+    pcaps, coll = all_caps[pref], caps.coll
+    parents = pcaps.coll.records
+    if not 2 <= len(parents) <= MAX_REPEATS or not pcaps.visibility.complete(
+        pcaps.lister, {}, pcaps.coll, parents
+    ):
+        return None
+    keys = {str(p.get(pcaps.coll.pk)) for p in parents}
+    rows = [r for r in coll.records if str(r.get(fld)) in keys]
+    if not rows:
+        return None
+    schema = tool.params[arg].schema
+    for p in parents:
+        key = p.get(pcaps.coll.pk)
+        mine = [r for r in rows if str(r.get(fld)) == str(key)]
+        if not caps.visibility.complete(tool, {arg: typed(key, schema)}, coll, mine):
+            return None
+    noun = scope_noun(model, tool, arg, fld, pref)
+    return Listing(tool, {}, [], rows, f" across all {plural(noun)}", (arg, fld, pcaps))
 
 
 def listing(model: EnvModel, caps: Caps, rng: random.Random) -> Listing | None:
@@ -223,6 +320,8 @@ def conditions(
     out = []
     for f in fields:
         for v in coll.profile.categorical[f]:
+            if isinstance(v, str) and id_shaped(v):
+                continue  # people pick records by a state, not by "section sec_0b0623347b"
             where = [[f, v]]
             targets = [r for r in rows if hit(r, where)]
             if knobs.distractors:
@@ -286,7 +385,7 @@ def listed(
         ok = {str(p.get(join.caps.coll.pk)) for p in parents if hit(p, join.where)}
     return [
         r
-        for r in caller.list_all(source.tool, source.args)
+        for r in source.read(caller)
         if hit(r, where) and (ok is None or str(value_at(r, join.field)) in ok)
     ]
 
@@ -450,7 +549,11 @@ def own_values(caps: Caps, making_: Making, rng: random.Random, n: int) -> list[
             free = [i for i in range(1000, 10000) if i not in taken]
             values: list[Any] = rng.sample(free, n)
         else:
-            values = list(dict.fromkeys(fresh_text(rng, p.field or name) for _ in range(3 * n)))
+            values = list(
+                dict.fromkeys(
+                    fresh_text(rng, p.field or name, caps.coll.noun) for _ in range(3 * n)
+                )
+            )
             if len(values) < n:
                 return []
         for row, v in zip(rows, values, strict=False):
