@@ -210,6 +210,16 @@ _REGIONS = (
     "ap-northeast-2",
     "sa-east-1",
 )
+_GCP_REGIONS = (
+    "us-central1",
+    "us-east1",
+    "us-west1",
+    "europe-west1",
+    "europe-west4",
+    "asia-east1",
+    "asia-northeast1",
+    "australia-southeast1",
+)
 _AZURE_REGIONS = (
     "eastus",
     "eastus2",
@@ -653,7 +663,7 @@ class FieldValues:
     """Realistic values for fields, drawn from ``rng`` (and ``domains`` for URLs and emails).
 
     ``hint`` (an environment id) tunes a few kinds: an Azure ``location`` is ``westeurope``,
-    an AWS ``region`` ``eu-west-1``.
+    a Google Cloud one ``europe-west1``, an AWS ``region`` ``eu-west-1``.
     """
 
     def __init__(
@@ -802,6 +812,8 @@ class FieldValues:
             "location": lambda: (
                 rng.choice(_AZURE_REGIONS)
                 if "azure" in self.hint
+                else rng.choice(_GCP_REGIONS)
+                if "googleapis" in self.hint
                 else f"{self.pick('city')}, {self.pick('state_abbr')}"
             ),
             "slug": lambda: self.slug(key),

@@ -160,6 +160,8 @@ class CollectionModel:
     """Field -> the collection whose keys it holds."""
     tools: dict[str, list[ToolModel]] = field(default_factory=dict)
     """Op -> tools doing it over this collection."""
+    hint: str = ""
+    """The environment's id: new values fit its service (an Azure location is a region)."""
 
     def tool(self, op: str) -> ToolModel | None:
         found = self.tools.get(op)
@@ -441,6 +443,7 @@ def build_model(spec: EnvSpec) -> EnvModel:
             records,
             profile(records, meta.primary_key, refs, noun),
             refs,
+            hint=spec.id,
         )
     for tm in tools.values():
         if tm.collection in collections:

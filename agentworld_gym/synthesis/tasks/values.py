@@ -144,6 +144,7 @@ def new_value(
     current: Any,
     rng: random.Random,
     known: list[Any] | None = None,
+    hint: str = "",
 ) -> Any:
     """A schema-valid value different from ``current`` (``MISSING`` when none fits).
 
@@ -183,7 +184,7 @@ def new_value(
         if options and rng.random() < 0.7:
             return rng.choice(options)
         name, noun = _leaf(field)
-        values = FieldValues(rng, _DOMAINS)
+        values = FieldValues(rng, _DOMAINS, hint)
         taken = {v for v in (current, *(known or [])) if isinstance(v, str)}
         lo, hi = int(schema.get("minLength", 0)), int(schema.get("maxLength", 1000))
         pattern = schema.get("pattern")
