@@ -145,12 +145,15 @@ def new_value(
     rng: random.Random,
     known: list[Any] | None = None,
     hint: str = "",
+    noun: str = "",
 ) -> Any:
     """A schema-valid value different from ``current`` (``MISSING`` when none fits).
 
     ``known`` values (a categorical field's values in the seed data) are preferred, so that
     writes look like the data; strings otherwise come from the field-aware mechanism
-    (:class:`FieldValues`), avoiding ``current`` and the known values.
+    (:class:`FieldValues`), avoiding ``current`` and the known values; ``hint`` (the
+    environment) and ``noun`` (the record's kind: a team's ``name`` is "Payments Team", not a
+    sentence) tune it.
     """
     t = schema_type(schema)
     enum = [v for v in schema.get("enum", []) if v is not None and v != current]
@@ -183,7 +186,8 @@ def new_value(
         options = [v for v in known or [] if isinstance(v, str) and v != current]
         if options and rng.random() < 0.7:
             return rng.choice(options)
-        name, noun = _leaf(field)
+        name, parent = _leaf(field)
+        noun = parent or noun
         values = FieldValues(rng, _DOMAINS, hint)
         taken = {v for v in (current, *(known or [])) if isinstance(v, str)}
         lo, hi = int(schema.get("minLength", 0)), int(schema.get("maxLength", 1000))

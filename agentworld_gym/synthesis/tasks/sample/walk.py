@@ -535,8 +535,9 @@ class Walker:
             ]
             return Source("given", field=fld, value=rng.choice(held)) if held else None
         if simple(p.schema):
-            known, hint = (coll.profile.categorical.get(fld), coll.hint) if coll else (None, "")
-            value = new_value(p.schema, fld, current.get(fld), rng, known, hint)
+            known = coll.profile.categorical.get(fld) if coll else None
+            hint, noun = (coll.hint, coll.noun) if coll else ("", "")
+            value = new_value(p.schema, fld, current.get(fld), rng, known, hint, noun)
             if value is MISSING or (
                 not p.required
                 and tool.op == "create"

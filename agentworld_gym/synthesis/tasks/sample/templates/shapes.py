@@ -395,7 +395,7 @@ def value_for(w: Writable, caps: Caps, targets: list[dict], rng: random.Random) 
     known = caps.coll.profile.categorical.get(w.path)
     current = {repr(value_at(r, w.path)) for r in targets}
     for _ in range(6):
-        v = new_value(w.schema, w.path, None, rng, known, caps.coll.hint)
+        v = new_value(w.schema, w.path, None, rng, known, caps.coll.hint, caps.coll.noun)
         if v is not MISSING and repr(v) not in current and (not isinstance(v, str) or len(v) <= 40):
             return v
     return MISSING
@@ -521,7 +521,7 @@ def making(model: EnvModel, caps: Caps, rng: random.Random, chosen: set[str]) ->
             value = get_path(sample, p.field) if sample else MISSING  # as the world has it
         elif p.schema.get("enum") or kind in ("boolean", "integer", "number", "string"):
             known = coll.profile.categorical.get(p.field)
-            value = new_value(p.schema, p.field, None, rng, known, coll.hint)
+            value = new_value(p.schema, p.field, None, rng, known, coll.hint, coll.noun)
         if value is MISSING and sample:
             value = get_path(sample, p.field)
         if value is MISSING or value is None or not stated(value):
