@@ -133,6 +133,41 @@ def parse_action(action: Any, max_chars: int = 100_000) -> ParsedAction:
     )
 
 
+def usual_call(action: Any, max_chars: int = 100_000) -> tuple[str, dict[str, Any]] | None:
+    """``(name, arguments)`` when ``action`` is the usual action: the JSON text of exactly one
+    ``{"name": ..., "arguments": {...}}`` object naming a tool other than ``submit``; else
+    ``None`` (then :func:`parse_action` decides, with the same answer for this one).
+
+    Only what :func:`parse_action` would conclude for the text is accepted: within the length
+    limit, no ``<tool_call>`` tag, JSON that orjson decodes (text with a lone surrogate fails
+    here and is repaired there), not deeper than the limit.
+    """
+    if (
+        type(action) is not str
+        or action[:1] != "{"
+        or action[-1:] != "}"
+        or len(action) > max_chars
+        or "<tool_call>" in action
+    ):
+        return None
+    try:
+        value = orjson.loads(action)
+    except orjson.JSONDecodeError:
+        return None
+    if type(value) is not dict or len(value) != 2:
+        return None
+    name, arguments = value.get("name"), value.get("arguments")
+    if (
+        type(name) is not str
+        or not name
+        or name == SUBMIT_TOOL
+        or type(arguments) is not dict
+        or too_deep_text(action)
+    ):
+        return None
+    return name, arguments
+
+
 def _check_length(chars: int, max_chars: int, how: str) -> None:
     if chars > max_chars:
         raise ActionParseError(

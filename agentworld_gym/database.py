@@ -295,7 +295,9 @@ class Database:
     def has_changes(self, collection: str) -> bool:
         """Whether this episode wrote any record of ``collection`` (committed or in the open
         transaction): if not, what was derived from its initial records still holds."""
-        return bool(self._touched(collection))
+        if self._committed.get(collection):
+            return True
+        return self._txn is not None and bool(self._txn.get(collection))
 
     def _touched(self, collection: str) -> dict[str, Any]:
         """Keys this episode wrote in ``collection`` (committed or in the open transaction)."""

@@ -30,7 +30,7 @@ from typing import Any, SupportsFloat, overload
 import gymnasium as gym
 import orjson
 
-from agentworld_gym.actions import SUBMIT_SCHEMA, ParsedAction, parse_action
+from agentworld_gym.actions import SUBMIT_SCHEMA, ParsedAction, parse_action, usual_call
 from agentworld_gym.database import Database
 from agentworld_gym.errors import (
     ActionParseError,
@@ -326,6 +326,9 @@ class AgentWorldEnv(gym.Env[str, str]):
         if self._done:
             raise EpisodeOver("the episode has ended (or never started): call reset() first")
         self._turn += 1
+        usual = usual_call(action, self.max_action_chars)
+        if usual is not None:
+            return self._step_usual(*usual)
         try:
             parsed = parse_action(action, self.max_action_chars)
         except ActionParseError as exc:
@@ -446,6 +449,51 @@ class AgentWorldEnv(gym.Env[str, str]):
                 }
             )
         return outputs, results
+
+    def _step_usual(
+        self, name: str, arguments: dict[str, Any]
+    ) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """``step`` of the usual action, one call (:func:`~agentworld_gym.actions.usual_call`):
+        what :meth:`_run_calls` and the end of ``step`` do for it, in one straight line."""
+        turn = self._turn
+        call_id = f"call_{turn}_0"
+        messages = self._messages
+        try:
+            arguments_text = orjson.dumps(arguments).decode()
+        except TypeError:
+            arguments_text = _arguments_text(arguments)
+        function = {"name": name, "arguments": arguments_text}
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+            }
+        )
+        toolbox = self._shared.toolbox
+        try:
+            result = toolbox.call(self._ctx, name, arguments, encoded=True)  # type: ignore[arg-type]
+            text = result.text() if type(result) is Encoded else dumps(result)
+            ok, error = True, None
+        except ToolError as exc:
+            ok, error = False, exc.code
+            text = dumps(exc.payload())
+        self._calls.append((name, arguments, ok))
+        messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": text})
+        info: dict[str, Any] = {
+            "turn": turn,
+            "tool_results": [{"name": name, "ok": ok, "error": error}],
+            "messages": MessagesView(messages),
+        }
+        if toolbox.episode_hooks:
+            info["isolation"] = toolbox.isolation()
+        if turn < self.max_turns:
+            return text, 0.0, False, False, info
+        self._done = True  # the turn budget is spent: judged with an empty answer
+        verification = self.verify("", None)
+        info["final_answer"] = None
+        info["verification"] = verification.to_info()
+        return text, verification.reward, False, True, info
 
     def _next_user_message(self, answer: str) -> tuple[str | None, dict[str, Any]]:
         """The user's message after the agent's ``answer`` (a fixed follow-up, else the

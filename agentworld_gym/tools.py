@@ -173,7 +173,7 @@ class Tool:
     compiled piece by piece as arguments reach them (:mod:`agentworld_gym.validation`).
     """
 
-    __slots__ = ("spec", "name", "fn", "writes", "_validate", "_quick", "_properties", "_closed")
+    __slots__ = ("spec", "name", "fn", "writes", "_validate", "quick", "_properties", "_closed")
 
     def __init__(self, spec: ToolSpec, fn: ToolFn) -> None:
         self.spec = spec
@@ -185,7 +185,8 @@ class Tool:
         self._properties: dict[str, None] = dict.fromkeys(params.get("properties", {}))
         self._closed = params.get("additionalProperties", False) is False
         self._validate: Callable[[Any], Any] | None = None
-        self._quick: QuickAccept | None = None
+        self.quick: QuickAccept | None = None
+        """A fast accept test of valid arguments (flat schemas), set with the validator."""
 
     @property
     def validator(self) -> Callable[[Any], Any]:
@@ -198,11 +199,14 @@ class Tool:
                 raise ConfigError(
                     f"tool {self.name!r} has an invalid parameter schema: {exc}"
                 ) from exc
-            self._quick = QuickAccept.of(params)  # valid arguments of flat schemas, fast
+            self.quick = QuickAccept.of(params, closed=self._closed)  # flat schemas, fast
         return self._validate
 
     def check_arguments(self, arguments: Any) -> dict[str, Any]:
         """Validate against the schema; the error names the argument and says what is wrong."""
+        quick = self.quick  # set with the validator, on the first call
+        if quick is not None and quick(arguments):  # also refuses names a closed schema lacks
+            return arguments
         if not isinstance(arguments, dict):
             raise ToolArgumentError(
                 f"Invalid arguments for {self.name}: expected a JSON object, "
@@ -226,8 +230,8 @@ class Tool:
                     f"{', '.join(hints)}; accepted: {', '.join(self._properties) or 'none'}"
                 )
         validate = self._validate or self.validator
-        quick = self._quick
-        if quick is not None and quick(arguments):
+        quick = self.quick
+        if quick is not None and quick(arguments):  # (the first call of this tool)
             return arguments
         try:
             validate(arguments)
@@ -337,7 +341,9 @@ class Toolbox:
         tool = self.tools.get(name) if type(name) is str else None
         if tool is None:
             tool = self.get(name)  # raises ToolNotFound with the closest names
-        arguments = tool.check_arguments(arguments)
+        quick = tool.quick  # valid arguments of a flat schema pass here (see check_arguments)
+        if quick is None or not quick(arguments):
+            arguments = tool.check_arguments(arguments)
         ctx.calls += 1
         try:
             if not tool.writes:

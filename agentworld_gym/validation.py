@@ -275,8 +275,13 @@ class QuickAccept:
         self._pieces: dict[str, Any] = pieces  # sub-schema until first use, then its validator
 
     @classmethod
-    def of(cls, schema: Any) -> QuickAccept | None:
-        """The test for ``schema``, or ``None`` when it is not a flat object schema."""
+    def of(cls, schema: Any, closed: bool | None = None) -> QuickAccept | None:
+        """The test for ``schema``, or ``None`` when it is not a flat object schema.
+
+        ``closed``: whether a name the schema does not declare is refused (a tool refuses
+        them even where the schema leaves ``additionalProperties`` out); by default, as the
+        schema says.
+        """
         if not isinstance(schema, dict) or schema.get("type") != "object":
             return None
         if not schema.keys() <= _TOP_KEYWORDS:
@@ -313,7 +318,8 @@ class QuickAccept:
                     types[name] = frozenset(t for k in kinds for t in _PYTHON_TYPES[k])
                     continue
             pieces[name] = sub
-        closed = schema.get("additionalProperties", True) is False
+        if closed is None:
+            closed = schema.get("additionalProperties", True) is False
         return cls(frozenset(required), types, formats, pieces, closed)
 
     def __call__(self, arguments: Any) -> bool:

@@ -345,3 +345,16 @@ def test_tools_accept_and_refuse_as_before_with_the_quick_test() -> None:
     for data in [VALID, *INVALID]:
         expected = "ok" if outcome(whole, data) == ("valid",) else "refused"
         assert ("ok" if _answer(tool, data) == "ok" else "refused") == expected, data
+
+
+def test_a_tool_refuses_undeclared_arguments_after_its_quick_test_is_built() -> None:
+    """A tool whose schema leaves ``additionalProperties`` out still refuses names it does
+    not declare, on every call (the quick test runs first once the validator is built)."""
+    schema = {"type": "object", "properties": {"user_id": {"type": "string"}}}
+    tool = Tool(ToolSpec("get_user", "", schema, {"type": "python"}), lambda ctx, **kw: None)
+    for _ in range(2):
+        assert tool.check_arguments({"user_id": "u1"}) == {"user_id": "u1"}
+        with pytest.raises(ToolArgumentError, match="unexpected argument 'usr_id'"):
+            tool.check_arguments({"usr_id": "u1"})
+        with pytest.raises(ToolArgumentError, match="unexpected argument 'extra'"):
+            tool.check_arguments({"user_id": "u1", "extra": 1})

@@ -216,7 +216,9 @@ def _public_fragment(record: dict[str, Any]) -> orjson.Fragment | None:
 def public_record(db: Database, collection: str, record: dict[str, Any]) -> Encoded | dict:
     """``public(record)`` as the whole result of a read, from its cached JSON; for a record
     of the initial state, the same result (its text encoded once) in every episode."""
-    kept = db.memo(f"notion:public_record:{collection}", _new_cache)
+    kept = db.memo(
+        _RECORD_MEMOS.get(collection) or f"notion:public_record:{collection}", _new_cache
+    )
     key = record.get("id")
     hit = kept.get(key)
     if hit is not None and hit[0] is record:
@@ -229,6 +231,9 @@ def public_record(db: Database, collection: str, record: dict[str, Any]) -> Enco
         result.text()
         kept[key] = (record, result)
     return result
+
+
+_RECORD_MEMOS = {c: f"notion:public_record:{c}" for c in ("pages", "databases", "blocks", "users")}
 
 
 def public_listing(
@@ -254,6 +259,9 @@ def public_listing(
     return Encoded(listing)
 
 
+_ANSWER_MEMOS: dict[str, str] = {}
+"""Tool → the name of its memo of whole answers (made once)."""
+
 _MAX_ANSWERS = 4096
 """Whole answers of the initial state kept per tool (a memo, cleared when full)."""
 
@@ -273,9 +281,13 @@ def initial_answer(
     a fresh copy); a call that raises keeps nothing; ``key=None`` keeps nothing.
     """
     db = ctx.db
-    if key is None or any(db.has_changes(c) for c in reads):
+    if key is None:
         return make()
-    answers = db.memo(f"notion:answers:{tool}", _new_cache)
+    for collection in reads:
+        if db.has_changes(collection):
+            return make()
+    name = _ANSWER_MEMOS.get(tool) or _ANSWER_MEMOS.setdefault(tool, f"notion:answers:{tool}")
+    answers = db.memo(name, _new_cache)
     hit = answers.get(key)
     if hit is not None:
         return hit[1]
@@ -413,24 +425,24 @@ def paginate(
 
 # -- lookups -------------------------------------------------------------------------------
 def find_page(db: Database, page_id: str) -> dict[str, Any]:
-    return _find(db, "page", page_id, other="database")
+    found = db.get("pages", page_id)
+    return found if found is not None else _missing(db, "page", page_id, other="database")
 
 
 def find_database(db: Database, database_id: str) -> dict[str, Any]:
-    return _find(db, "database", database_id, other="page")
+    found = db.get("databases", database_id)
+    return found if found is not None else _missing(db, "database", database_id, other="page")
 
 
-def _find(db: Database, kind: str, object_id: str, other: str) -> dict[str, Any]:
-    """The ``kind`` record ``object_id``; an id of the ``other`` kind gets Notion's hint."""
-    found = db.get(f"{kind}s", object_id)
-    if found is None:
-        if db.get(f"{other}s", object_id) is not None:
-            raise validation_error(
-                f"Provided ID {object_id} is a {other}, not a {kind}. Use the retrieve {other} "
-                f"API instead, `/v1/{other}s/{object_id}`."
-            )
-        raise not_found(kind, object_id)
-    return found
+def _missing(db: Database, kind: str, object_id: str, other: str) -> Any:
+    """Raise: no ``kind`` record ``object_id``; an id of the ``other`` kind gets Notion's
+    hint."""
+    if db.get(f"{other}s", object_id) is not None:
+        raise validation_error(
+            f"Provided ID {object_id} is a {other}, not a {kind}. Use the retrieve {other} "
+            f"API instead, `/v1/{other}s/{object_id}`."
+        )
+    raise not_found(kind, object_id)
 
 
 def page_title(page: dict[str, Any]) -> str:
