@@ -168,3 +168,33 @@ def test_gym_make_unknown_id_suggests(monkeypatch):
 
     with pytest.raises(gym.error.Error):
         gym.make("AgentWorld/notoin-v0")
+
+
+def test_the_usual_action_steps_exactly_as_the_general_parser_would(toy_spec):
+    """A plain ``{"name", "arguments"}`` action takes a straight path through ``step``; the
+    same call wrapped in a ``<tool_call>`` tag takes the general one: the observations,
+    rewards, flags, info and chat are the same, for successes, refusals and truncation."""
+    actions = [
+        call("get_item", item_id="i1"),
+        call("get_item", item_id="nope"),
+        call("get_item", item_id="i1", extra=1),
+        call("get_itme", item_id="i1"),
+        call("set_status", item_id="i1", status="done"),
+    ]
+
+    def run(wrap):
+        env = AgentWorldEnv(toy_spec, split="all", max_turns=len(actions))
+        env.reset(options={"task_id": "close-i1"})
+        steps = [env.step(wrap(a)) for a in actions]
+        return steps, env.messages, env.db.fingerprint()
+
+    usual = run(lambda a: a)
+    general = run(lambda a: f"<tool_call>{a}</tool_call>")
+    assert usual == general
+    assert usual[0][-1][3] and [s[-1]["tool_results"][0]["ok"] for s in usual[0]] == [
+        True,
+        False,
+        False,
+        False,
+        True,
+    ]
