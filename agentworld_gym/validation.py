@@ -258,7 +258,7 @@ class QuickAccept:
     argument) so skip most of the generated code's work; the decisions are unchanged.
     """
 
-    __slots__ = ("_required", "_types", "_formats", "_pieces", "_closed")
+    __slots__ = ("_required", "_types", "_formats", "_pieces", "_closed", "_accepted")
 
     def __init__(
         self,
@@ -273,6 +273,9 @@ class QuickAccept:
         self._required = required
         self._types = types
         self._pieces: dict[str, Any] = pieces  # sub-schema until first use, then its validator
+        self._accepted: dict[tuple[str, bytes], None] = {}
+        """(property, JSON text) of object and array values a piece accepted: a pure verdict,
+        so the same value (a GRPO group's members repeat their calls) is not walked again."""
 
     @classmethod
     def of(cls, schema: Any, closed: bool | None = None) -> QuickAccept | None:
@@ -334,16 +337,39 @@ class QuickAccept:
                 if formats and name in formats and not formats[name].match(value):
                     return False
             elif name in pieces:
-                piece = pieces[name]
-                if not callable(piece):
-                    if isinstance(piece, dict):
-                        piece = {k: v for k, v in piece.items() if k not in ANNOTATIONS}
-                    text = orjson.dumps(piece, option=orjson.OPT_SORT_KEYS)
-                    piece = pieces[name] = _compile_decider(text)
-                try:
-                    piece(value)
-                except fastjsonschema.JsonSchemaException:
+                if not self._piece_accepts(name, value):
                     return False
             elif self._closed:
                 return False
         return True
+
+    def _piece_accepts(self, name: str, value: Any) -> bool:
+        """Whether the property's own validator accepts ``value`` (compiled on first use);
+        an object or array accepted before, by its exact JSON text, is accepted at once."""
+        key = None
+        if type(value) is dict or type(value) is list:
+            try:
+                key = (name, orjson.dumps(value))
+            except TypeError:  # not JSON text (a big integer): validated every time
+                key = None
+            if key is not None and key in self._accepted:
+                return True
+        piece = self._pieces[name]
+        if not callable(piece):
+            if isinstance(piece, dict):
+                piece = {k: v for k, v in piece.items() if k not in ANNOTATIONS}
+            text = orjson.dumps(piece, option=orjson.OPT_SORT_KEYS)
+            piece = self._pieces[name] = _compile_decider(text)
+        try:
+            piece(value)
+        except fastjsonschema.JsonSchemaException:
+            return False
+        if key is not None:
+            if len(self._accepted) >= _MAX_ACCEPTED:
+                self._accepted.clear()
+            self._accepted[key] = None
+        return True
+
+
+_MAX_ACCEPTED = 4096
+"""Accepted (property, JSON text) verdicts kept per tool (cleared when full)."""

@@ -358,3 +358,30 @@ def test_a_tool_refuses_undeclared_arguments_after_its_quick_test_is_built() -> 
             tool.check_arguments({"usr_id": "u1"})
         with pytest.raises(ToolArgumentError, match="unexpected argument 'extra'"):
             tool.check_arguments({"user_id": "u1", "extra": 1})
+
+
+def test_quick_accept_remembers_only_what_a_piece_accepted() -> None:
+    """A nested value a property's validator accepted is accepted again from memory by its
+    exact JSON text; a refused one, or one changed in place since, is validated anew."""
+    rng = random.Random(13)
+    for _ in range(200):
+        schema = {"type": "object", "properties": {"a": _random_schema(rng, 3)}}
+        quick = validation.QuickAccept.of(schema)
+        assert quick is not None
+        whole = fastjsonschema.compile(schema, use_default=False)
+        for _ in range(8):
+            data = _random_value(rng, schema)
+            first, second = quick(data), quick(data)
+            assert first == second
+            if second:
+                assert outcome(whole, data) == ("valid",), (schema, data)
+    tags = {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+    }
+    quick = validation.QuickAccept.of(tags)
+    assert quick is not None
+    value = ["a", "b"]
+    assert quick({"tags": value}) and quick({"tags": value})
+    value.append(3)  # the same list, changed: its text differs, so it is judged again
+    assert not quick({"tags": value})
