@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +85,33 @@ class _Base:
         if self._snapshot_json is None:
             self._snapshot_json = dumps_state(_snapshot(self.records, self.documents))
         return self._snapshot_json
+
+
+class _Transaction:
+    """:meth:`Database.transaction`'s context manager (a plain class: a write pays for it)."""
+
+    __slots__ = ("_db", "_nested")
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._nested = False
+
+    def __enter__(self) -> Database:
+        db = self._db
+        if db._txn is not None:  # nested: the outer transaction decides
+            self._nested = True
+        else:
+            db._txn = {}
+        return db
+
+    def __exit__(self, kind: type[BaseException] | None, *_: Any) -> bool:
+        if self._nested:
+            return False
+        db = self._db
+        txn, db._txn = db._txn, None
+        if kind is None and txn:
+            db._commit(txn)
+        return False
 
 
 def _group(
@@ -390,19 +416,12 @@ class Database:
         (self._txn if self._txn is not None else self._docs)[name] = value
 
     # -- transactions -------------------------------------------------------------------
-    @contextmanager
-    def transaction(self) -> Iterator[Database]:
-        """All writes inside reach the state together, or not at all if the block raises."""
-        if self._txn is not None:  # nested: the outer transaction decides
-            yield self
-            return
-        self._txn = {}
-        try:
-            yield self
-        except BaseException:
-            self._txn = None
-            raise
-        txn, self._txn = self._txn, None
+    def transaction(self) -> _Transaction:
+        """All writes inside reach the state together, or not at all if the block raises
+        (``with db.transaction():``; nested, the outer transaction decides)."""
+        return _Transaction(self)
+
+    def _commit(self, txn: dict[str, dict[str, Any]]) -> None:
         for name, changes in txn.items():
             if name in self._base.records:
                 self._committed.setdefault(name, {}).update(changes)
