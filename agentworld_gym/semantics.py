@@ -98,7 +98,8 @@ _ACTION = {
     "burn", "stake", "unstake", "dispatch", "broadcast", "reconcile",
     "finalize", "finalise", "commit", "rebuild", "reprocess", "shutdown",
     "recognize", "protect", "unprotect", "fork", "wait", "watch", "unwatch", "replicate",
-    "repair", "rebalance", "reconnect", "disconnect", "connect", "scale",
+    "repair", "rebalance", "reconnect", "disconnect", "connect", "scale", "export", "import",
+    "undeploy",
 }  # fmt: skip
 _COMPUTE = {
     "validate", "verify", "simulate", "convert", "calculate", "compute", "estimate",

@@ -40,6 +40,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     noun_of,
     number,
     scope_fields,
+    settings,
     value_for,
     visible,
 )
@@ -230,7 +231,11 @@ def batch_update(
     if not modes:
         return None
     mode = rng.choice(modes)
-    w = rng.choice(caps.writable) if mode != "delete" else None
+    # one value on several records (update, else): a setting, never a name or a title
+    fields = caps.writable if mode == "best" else settings(caps, coll.records)
+    if mode != "delete" and not fields:
+        return None
+    w = rng.choice(fields) if mode != "delete" else None
     lo = max(3, (knobs.min_calls + 1) // 2)
     n = rng.randint(lo, max(lo, min(say.MAX_ITEMS, knobs.max_calls // 2 + 1)))
     chosen, ref = say.refer_some(caps, given(caps, rng, n), all_caps=all_caps)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agentworld_gym.synthesis.audit import id_shaped
-from agentworld_gym.synthesis.tasks.model import EnvModel, looks_like_id, words
+from agentworld_gym.synthesis.tasks.model import EnvModel, looks_like_id
 from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
 from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote
@@ -32,11 +31,13 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     fetch,
     field_name,
     given,
+    id_value,
     join_parent,
     listed,
     making,
     noun_of,
     round_cut,
+    settings,
     value_for,
     visible,
 )
@@ -65,7 +66,7 @@ def bulk(
     rows = source.rows
     if join is not None:
         rows = [r for r in rows if str(r.get(join.field)) in join.keys]
-    settable = _settings(caps, rows) if op == "update" else []
+    settable = settings(caps, rows) if op == "update" else []
     if op == "update" and not settable:
         return None
     w = rng.choice(settable) if op == "update" else None
@@ -76,7 +77,7 @@ def bulk(
         return None
     where, targets = max(options, key=lambda o: len(o[1])) if knobs.long else rng.choice(options)
     value = value_for(w, caps, targets, rng) if w else None
-    if w and (value is MISSING or _id(value)):
+    if w and (value is MISSING or id_value(value)):
         return None
     scope = say.scope_ref(model, all_caps, caps, source.tool, source.where)
     n_calls = source.reads + bool(join) + len(scope.listers) + len(targets)
@@ -182,7 +183,7 @@ def sweep(
         return None
     caps, source = found
     coll, rows = caps.coll, source.rows
-    states = _settings(caps, rows)
+    states = settings(caps, rows)
     if not states:
         return None
     w = rng.choice(states)
@@ -192,14 +193,19 @@ def sweep(
         for where, gone in conditions(
             caps, rows, avoid, rng, Knobs(1, len(rows) - 1), source.tool.hidden
         )
-        if not any(_id(v) or looks_like_id(f) for f, v in where)
+        if not any(id_value(v) or looks_like_id(f) for f, v in where)
     ]
     if not options:
         return None
     where, gone = rng.choice(options)
     rest = [r for r in rows if not hit(r, where)]
     value = value_for(w, caps, rest, rng)
-    if not rest or value is MISSING or _id(value) or Verbs(model).of(caps.updater).op != "update":
+    if (
+        not rest
+        or value is MISSING
+        or id_value(value)
+        or Verbs(model).of(caps.updater).op != "update"
+    ):
         return None
     scope = say.scope_ref(model, all_caps, caps, source.tool, source.where)
     n_calls = source.reads + len(scope.listers) + len(rows)
@@ -237,7 +243,7 @@ def sweep(
         rng,
         [
             f"Time to clean up the {nouns}{tail}: {drop}, and {keep}." + ask,
-            f"Go through the {nouns}{tail}. {cap(drop)}; {rest_}." + ask,
+            f"Go through the {nouns}{tail}: {drop}; {rest_}." + ask,
             f"Among the {nouns}{tail}, {drop} and {rest_}." + ask,
         ],
     )
@@ -558,37 +564,6 @@ def update_create_each(
         2,
         run,
     )
-
-
-_OWN_WORDS = frozenset(
-    "name title label email login slug subject summary username handle description notes "
-    "note comment message text body".split()
-)
-
-
-def _own_words(path: str) -> bool:
-    """A field that names or describes one record ("routing control name", "description"):
-    the same value on many records reads as a mistake."""
-    w = words(path.split(".")[-1])
-    return bool(w) and w[-1] in _OWN_WORDS
-
-
-def _settings(caps: Caps, rows: list[dict[str, Any]]) -> list[Any]:
-    """The fields one value may be written to on many records: a setting or a state, never
-    a name, a description, an id or another record's key."""
-    return [
-        x
-        for x in caps.writable
-        if x.path not in caps.coll.profile.labels
-        and not _own_words(x.path)
-        and not looks_like_id(x.path)
-        and not any(_id(r.get(x.path)) for r in rows)
-    ]
-
-
-def _id(value: Any) -> bool:
-    """An id-shaped string (``pro_99b3a8cdec``): no state a user sets or picks records by."""
-    return isinstance(value, str) and id_shaped(value)
 
 
 def _free_texts(caps: Caps, arg: str) -> list[Any]:

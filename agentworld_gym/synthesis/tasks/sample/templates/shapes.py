@@ -26,7 +26,9 @@ from agentworld_gym.synthesis.tasks.model import (
     EnvModel,
     ToolModel,
     humanize,
+    looks_like_id,
     scalar,
+    words,
 )
 from agentworld_gym.synthesis.tasks.request.program import MAX_REPEATS, scope_noun
 from agentworld_gym.synthesis.tasks.request.render import plural, quote, told
@@ -172,6 +174,37 @@ def number(x: Any) -> bool:
 
 def fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
+
+
+_OWN_WORDS = frozenset(
+    "name title label email login slug subject summary username handle description notes "
+    "note comment message text body value data content payload".split()
+)
+
+
+def _own_words(path: str) -> bool:
+    """A field that names or describes one record ("routing control name", "description"):
+    the same value on many records reads as a mistake."""
+    w = words(path.split(".")[-1])
+    return bool(w) and w[-1] in _OWN_WORDS
+
+
+def settings(caps: Caps, rows: list[dict[str, Any]]) -> list[Any]:
+    """The fields one value may be written to on many records: a setting or a state, never
+    a name, a description, an id or another record's key."""
+    return [
+        x
+        for x in caps.writable
+        if x.path not in caps.coll.profile.labels
+        and not _own_words(x.path)
+        and not looks_like_id(x.path)
+        and not any(id_value(r.get(x.path)) for r in rows)
+    ]
+
+
+def id_value(value: Any) -> bool:
+    """An id-shaped string (``pro_99b3a8cdec``): no state a user sets or picks records by."""
+    return isinstance(value, str) and id_shaped(value)
 
 
 def round_cut(t: float, values: list[float]) -> float:
