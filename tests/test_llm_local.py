@@ -221,3 +221,27 @@ def test_embedded_model_ships_in_a_package():
     assert fmt.tool_format is ToolFormat.hermes
     fmt.check_prefix_preserving(TOOLS)
     assert model.config.model_type == "llama"
+
+
+def test_decode_attention_matches_sdpa_for_one_query_token():
+    from types import SimpleNamespace
+
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from agentworld_gym.llm.transformers_backend import _buffered, _decode_attention, _make_cache
+
+    torch.manual_seed(0)
+    module = SimpleNamespace(num_key_value_groups=3, is_causal=True, training=False)
+    query = torch.randn(4, 9, 1, 16)  # (B, H, 1, D), 3 key/value heads
+    keys, values = torch.randn(4, 3, 30, 16), torch.randn(4, 3, 30, 16)
+    mask = torch.rand(4, 1, 1, 30) > 0.3  # holes, as left-aligned rows have
+    mask[..., -1] = True
+    # keys as the decoding cache serves them: views of a longer, transposed buffer
+    cache = _buffered(_make_cache([(keys[:, :, :29], values[:, :, :29])]), room=8)
+    k, v = cache.layers[0].update(keys[:, :, 29:], values[:, :, 29:])
+    fast = AttentionInterface()[_decode_attention()]
+    got, _ = fast(module, query, k, v, mask, scaling=0.25)
+    want, _ = sdpa_attention_forward(module, query, keys, values, mask, scaling=0.25)
+    assert got.shape == want.shape == (4, 1, 9, 16)
+    assert torch.allclose(got, want, atol=1e-5)
