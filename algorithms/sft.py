@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from agentworld_gym.llm.chat_format import ChatFormat
+from agentworld_gym.llm.hardware import refresh_threads
 from agentworld_gym.registry import load_spec
 from agentworld_gym.replay import gold_trajectory
 from algorithms import checkpoint
@@ -222,6 +223,7 @@ def run_sft(
     bar = tracker.progress(total, "SFT", step) if tracker else None
     metrics: dict[str, float] = {}
     while step < total:
+        refresh_threads()
         t0 = time.perf_counter()
         batch = _batch(examples, step, config)
         micro = make_micro_batches(

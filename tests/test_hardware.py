@@ -89,3 +89,19 @@ def test_job_eta_reports_the_whole_job_once_per_newly_timed_phase():
     line = eta.observe({"perf/step_s": 30.0, "reward/mean": 0.5})
     # 2 evals x 60 s + 10 SFT steps x 12 s + 7 GRPO steps x 30 s = 450 s
     assert line.startswith("ETA: ~7.5 min left (")
+
+
+def test_refresh_threads_follows_the_others_load_only_in_auto_mode(monkeypatch):
+    torch.set_num_threads(1)
+    hardware.set_threads(1)
+    assert hardware.refresh_threads(min_interval_s=0) is None  # a fixed count stays fixed
+    monkeypatch.setattr(hardware, "busy_cores", lambda seconds=0.25: 0.0)
+    monkeypatch.setattr(hardware, "_cores", lambda: 2)
+    monkeypatch.setattr(hardware.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(hardware.os, "sysconf", lambda name: 100)
+    marks = iter([(0, 0, 0.0), (150, 200, 0.5)])  # 1 s on 2 cpus: 1.5 busy, 0.5 of it ours
+    monkeypatch.setattr(hardware, "_cpu_mark", lambda: next(marks))
+    assert hardware.set_threads(None) == 2
+    assert hardware.refresh_threads(min_interval_s=0) == 1  # the others keep a core busy
+    assert torch.get_num_threads() == 1
+    hardware.set_threads(1)

@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agentworld_gym.llm.hardware import refresh_threads
 from agentworld_gym.llm.transformers_backend import Sampling, TokenGenerator
 from agentworld_gym.verifiers import succeeded
 from algorithms.pool import TaskPool, TaskRef
@@ -110,6 +111,7 @@ def run_episodes(
             _Live(traj, env, split, info["tools"], list(info["messages"]), len(info["messages"]))
         )
     for turn in range(config.max_turns):
+        refresh_threads()  # auto threads follow other jobs' load within a long evaluation
         active = [ep for ep in live if not ep.done]
         if not active:
             break
