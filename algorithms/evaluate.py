@@ -31,6 +31,10 @@ class EvalConfig:
     """Episodes per task (more with sampling, to average the noise)."""
     max_tasks: int | None = None
     """Evaluate on at most this many tasks (spread over environments); ``None`` = all."""
+    train_max_tasks: int | None = None
+    """With a rule-selected pool, at most this many test tasks of the training environments
+    (``None``: ``max_tasks``). Each environment in a set costs a prefill of its ~1k-token
+    system prompt, and the training pool has the most environments."""
     temperature: float = 0.0
     """Sampling temperature; 0 = greedy."""
     max_turns: int = 8
@@ -153,7 +157,8 @@ def play_batched(
     trajs: list[Trajectory] = []
     for start in range(0, len(tasks), config.batch_size):
         chunk = tasks[start : start + config.batch_size]
-        trajs += run_episodes(model, pool, chunk, split, rollout, config.seed + start)
+        label = f"eval episodes {start + 1}-{start + len(chunk)} of {len(tasks)}"
+        trajs += run_episodes(model, pool, chunk, split, rollout, config.seed + start, label)
     return trajs
 
 

@@ -52,7 +52,10 @@ class EvalSet:
 
 def eval_sets(pool: TaskPool, config: EvalConfig) -> list[EvalSet]:
     """The held-out sets of a run (see the module docstring)."""
-    sets = [EvalSet("train-envs (test tasks)", pool, config, owned=False)]
+    own = config
+    if pool.split is not None and config.train_max_tasks is not None:
+        own = dataclasses.replace(config, max_tasks=config.train_max_tasks)
+    sets = [EvalSet("train-envs (test tasks)", pool, own, owned=False)]
     if pool.split is not None and config.heldout:
         rule = pool.config.rule
         for part, name in ((Part.heldout_envs, "held-out envs"), (Part.heldout_category, "")):

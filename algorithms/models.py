@@ -63,6 +63,11 @@ class ModelConfig:
         ]
     )
     """Module names that get adapters."""
+    lora_last_layers: int | None = None
+    """Adapters only in the last this many decoder layers (``None``: every layer). The
+    layers below then have nothing to train, so autograd records nothing there and the
+    backward pass stops at the first adapted layer: with 12 of SmolLM2's 30 layers, an SFT
+    or GRPO update costs ~forward + 0.4 x backward instead of forward + backward."""
     adapter: str | None = None
     """Load a saved LoRA adapter (a folder written by ``save_pretrained``) on top."""
     tool_format: ToolFormat = ToolFormat.auto
@@ -177,11 +182,22 @@ def load_policy(config: ModelConfig) -> Policy:
 def _wrap_lora(model: Any, config: ModelConfig) -> Any:
     from peft import LoraConfig, get_peft_model
 
+    layers = None
+    if config.lora_last_layers is not None:
+        text = model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
+        total = int((text or model.config).num_hidden_layers)
+        if not 1 <= config.lora_last_layers <= total:
+            raise ConfigError(
+                f"model.lora_last_layers must be in 1..{total} (the model's decoder layers), "
+                f"got {config.lora_last_layers}"
+            )
+        layers = list(range(total - config.lora_last_layers, total))
     lora = LoraConfig(
         r=config.lora_r,
         lora_alpha=config.lora_alpha,
         lora_dropout=config.lora_dropout,
         target_modules=list(config.lora_targets),
+        layers_to_transform=layers,
         task_type="CAUSAL_LM",
     )
     return get_peft_model(model, lora)

@@ -69,3 +69,36 @@ def test_train_config_budgets_fit_the_pools_gold_episodes():
         "algo.rollout.max_turns" in p
         for p in budget_problems(budget, dataclasses.replace(cfg, algo=algo))
     )
+
+
+def test_lora_last_layers_puts_adapters_on_the_top_layers_only():
+    from agentworld_gym.errors import ConfigError
+    from algorithms.models import ModelConfig, load_policy
+
+    policy = load_policy(ModelConfig(name="tiny", lora_last_layers=1, device="cpu"))
+    trained = [n for n, p in policy.model.named_parameters() if p.requires_grad]
+    assert trained and all(".layers.1." in n for n in trained)  # tiny has layers 0 and 1
+    with pytest.raises(ConfigError, match="lora_last_layers must be in 1..2"):
+        load_policy(ModelConfig(name="tiny", lora_last_layers=3, device="cpu"))
+
+
+def test_demo_evaluates_held_out_sets_fully_and_caps_the_training_envs_set():
+    from algorithms import heldout
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg: TrainConfig = OmegaConf.to_object(compose(config_name="train"))
+    pool = TaskPool(cfg.env_pool)
+    sets = heldout.eval_sets(pool, cfg.eval)
+    try:
+        caps = {s.name.split(" (")[0]: s.config.max_tasks for s in sets}
+        assert caps == {
+            "train-envs": cfg.eval.train_max_tasks,
+            "held-out envs": cfg.eval.max_tasks,
+            "held-out category": cfg.eval.max_tasks,
+        }
+        assert cfg.eval.max_tasks >= 50  # the bar: >= 50 episodes per held-out set
+        held = {e for s in sets[1:] for e in s.pool.env_ids}
+        assert held and not held & set(pool.env_ids)  # training never sees them
+    finally:
+        heldout.close_sets(sets)
+        pool.close()

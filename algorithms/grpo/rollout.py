@@ -14,6 +14,8 @@ verifier scores the state reached, as the environment does at its own turn budge
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,8 @@ from agentworld_gym.llm.hardware import refresh_threads
 from agentworld_gym.llm.transformers_backend import Sampling, TokenGenerator
 from agentworld_gym.verifiers import succeeded
 from algorithms.pool import TaskPool, TaskRef
+
+logger = logging.getLogger(__name__)
 
 INVALID_CALL_ERRORS = frozenset({"malformed_action", "unknown_tool", "invalid_arguments"})
 """Tool-result error codes that mean the *call* was wrong (not an API-level failure)."""
@@ -95,9 +99,12 @@ def run_episodes(
     split: str,
     config: RolloutConfig,
     seed: int = 0,
+    progress: str | None = None,
 ) -> list[Trajectory]:
     """Play one episode per entry of ``tasks`` (repeat a task for a group) and return them in
-    the same order."""
+    the same order; with ``progress``, log each turn under that label (how many episodes are
+    still playing, the time so far)."""
+    t0 = time.perf_counter()
     fmt = generator.chat_format
     live: list[_Live] = []
     for i, task in enumerate(tasks):
@@ -128,6 +135,16 @@ def run_episodes(
             top_p=config.top_p,
             seed=seed * 1000 + turn,
         )
+        if progress:
+            logger.info(
+                "%s: turn %d/%d, %d of %d episodes playing (%.0f s so far)",
+                progress,
+                turn + 1,
+                config.max_turns,
+                len(active),
+                len(live),
+                time.perf_counter() - t0,
+            )
         generations = generator.generate([ep.traj.token_ids for ep in active], sampling)
         for ep, gen in zip(active, generations, strict=True):
             _advance(ep, gen, fmt, config)
