@@ -59,7 +59,8 @@ def post_database_query(
 ) -> Encoded | dict[str, Any]:
     args = (database_id, filter_properties, filter, sorts, start_cursor, page_size)
     trashed = bool(archived or in_trash)
-    key = answer_key(*args, trashed, str(ctx.now().date()) if filter else None)
+    # a filter may hold relative dates: the answer is kept per day (the stamp's date part)
+    key = answer_key(*args, trashed, minute_iso(ctx)[:10] if filter else None)
     return initial_answer(
         ctx, "query", key, ("pages", "databases"), lambda: _query(ctx, *args, trashed)
     )
