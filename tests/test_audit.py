@@ -320,3 +320,9 @@ def test_a_write_is_judged_by_the_sentence_holding_its_values():
         "Next, set its max retries to 55."
     ]
     assert A.write_sentences("Set its weight to 20.5 kg.", reject, frozenset()) == []
+    # a one-character value counts when quoted
+    deploy = {"name": "deploy", "arguments": {"name": "web-test", "meta": {"nodeCount": "8"}}}
+    text = 'Export the model "web-test" as "xlsx". Next, deploy it with node count "8".'
+    assert A.write_sentences(text, deploy, frozenset({"name"})) == [
+        'Next, deploy it with node count "8".'
+    ]

@@ -322,8 +322,8 @@ def write_sentences(
 
 def _names(sentence: str, value: str) -> bool:
     """Whether ``sentence`` holds ``value``: text of 3+ characters anywhere, a shorter number
-    as a word of its own ("with quantity 20")."""
-    if len(value) >= 3:
+    as a word of its own ("with quantity 20"), any value quoted ("with node count "8"")."""
+    if len(value) >= 3 or f'"{value}"' in sentence:
         return value in sentence
     return (
         len(value) == 2
