@@ -209,9 +209,12 @@ def _cpu_mark() -> tuple[int, int, float] | None:
     return sum(fields) - idle, sum(fields), own.user + own.system
 
 
-def refresh_threads(min_interval_s: float = 15.0) -> int | None:
-    """Re-apply auto threads inside a long phase (an evaluation, SFT, GRPO), at most every
-    ``min_interval_s``; returns the new count, or ``None`` when nothing was re-read.
+def refresh_threads(min_interval_s: float = 5.0) -> int | None:
+    """Re-apply auto threads inside a long phase (every decoding step, SFT step and rollout
+    turn calls it), at most every ``min_interval_s``; returns the new count, or ``None`` when
+    nothing was re-read. A phase-level choice is not enough: measured in ``make demo``, a
+    turn that began on 2 threads when the others went quiet ran 4 min instead of ~1 when they
+    came back.
 
     Other jobs come and go within a phase, and oversubscription is lopsided: on 2 cores
     with two other busy processes a 1,024-token prefill ran at 85 GFLOP/s on 1 thread and

@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.llm.base import LLMConfig, Message, register_backend
 from agentworld_gym.llm.chat_format import ChatFormat, ToolFormat
-from agentworld_gym.llm.hardware import resolve_dtype
+from agentworld_gym.llm.hardware import refresh_threads, resolve_dtype
 
 
 @dataclass
@@ -334,6 +334,7 @@ class _PrefixCacheEngine:
                     cache = _buffered(cache, sampling.max_new_tokens, index)
                     mask, pos, tokens = mask[index], pos[index], tokens[index]
                     rows, live = [rows[j] for j in keep], [True] * len(keep)
+                refresh_threads(5.0)  # other jobs' load changes within a turn
                 mask = torch.cat([mask, mask.new_ones(len(rows), 1)], dim=1)
                 logits, cache = self._forward(tokens[:, None], mask, pos[:, None], cache)
                 pos = pos + 1
