@@ -430,3 +430,27 @@ def test_a_nameless_listed_record_is_named_by_its_key_not_its_place():
     writer = GoalWriter(model)
     assert writer.target(get, [listing, get], [rows, rows[2]], "task") == 'the task "t02"'
     assert not writer.problems
+
+
+def test_a_record_found_in_one_scope_is_not_addressed_in_another():
+    from types import SimpleNamespace as NS
+
+    from agentworld_gym.synthesis.tasks.goal.walk import _moved
+    from agentworld_gym.synthesis.tasks.model import KEY, SCOPE
+    from agentworld_gym.synthesis.tasks.sample.walk import Source
+
+    def tool(op: str, **roles: str) -> NS:
+        return NS(op=op, params={n: NS(role=r) for n, r in roles.items()})
+
+    # list the events of dag B, then update "the dag run of the event" in dag A
+    events = NS(tool=tool("list", dag_id=SCOPE), sources={"dag_id": Source("given", value="B")})
+
+    def update(dag: str) -> NS:
+        sources = {"run_id": Source("ref", 0, "0.run_id"), "dag_id": Source("given", value=dag)}
+        return NS(tool=tool("update", run_id=KEY, dag_id=SCOPE), sources=sources)
+
+    assert _moved([events, update("A")])
+    assert not _moved([events, update("B")])
+    # a new record made in another scope from a found one is a copy, not a broken chain
+    copy = NS(tool=tool("create", dag_id=SCOPE), sources=update("A").sources)
+    assert not _moved([events, copy])

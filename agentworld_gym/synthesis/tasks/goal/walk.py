@@ -120,6 +120,8 @@ class GraphTaskBuilder(TaskBuilder):
             return "unreadable: " + self.writer.problems[0].split(" '")[0]
         if _rewrites(steps):
             return "a field written twice"
+        if _moved(steps):
+            return "a record found in one scope is addressed in another"
         if self.strict and not _one_errand(steps, facts):
             return "separate errands"
         if len(instruction) > MAX_REQUEST:
@@ -286,6 +288,30 @@ def _one_errand(steps: list[Step], facts: list[Fact]) -> bool:
 
     told = named(last)
     return all(i in feeds or named(i) & told for i in outcomes[:-1])
+
+
+def _moved(steps: list[Step]) -> bool:
+    """Whether a step addresses a record an earlier step found (its key is a reference) in a
+    scope other than the one that step looked in: "the dag run of the event in dag A" when
+    the event was listed in dag B. The data flow is broken (the key only matches by chance
+    in the other scope) and no request can state it truthfully."""
+    for step in steps:
+        if step.tool.op in ("list", "search", "create"):
+            continue
+        params = step.tool.params
+        found = {
+            src.step
+            for n, src in step.sources.items()
+            if src.kind == "ref" and params[n].role == KEY
+        }
+        for name, src in step.sources.items():
+            if src.kind == "ref" or params[name].role != SCOPE:
+                continue
+            for j in found:
+                there = steps[j].sources.get(name)
+                if there is not None and there.kind != "ref" and str(there.value) != str(src.value):
+                    return True
+    return False
 
 
 def _rewrites(steps: list[Step]) -> bool:
