@@ -13,14 +13,19 @@ from typing import Any
 
 
 def ordered_map(fn: Callable[[Any], Any], jobs: list[Any], workers: int) -> Iterator[Any]:
-    """``fn`` over ``jobs`` in forked worker processes (in this process when ``workers <= 1``
-    or there is one job), yielding results in job order as they become available."""
+    """``fn`` over ``jobs`` in worker processes (in this process when ``workers <= 1`` or
+    there is one job), yielding results in job order as they become available.
+
+    Workers come from a fork server, a clean single-threaded process, not from this one: a
+    process with threads (a test runner, a trainer, a library's background thread) can hold
+    a lock at the moment it forks, and the forked worker then waits on it forever."""
     if workers <= 1 or len(jobs) <= 1:
         yield from map(fn, jobs)
         return
-    pool = multiprocessing.get_context("fork").Pool(
-        workers, initializer=_default_signals, maxtasksperchild=100
-    )
+    ctx = multiprocessing.get_context("forkserver")
+    # the server imports the work's module once; each worker forks from it, ready
+    ctx.set_forkserver_preload([fn.__module__])
+    pool = ctx.Pool(workers, initializer=_default_signals, maxtasksperchild=100)
     try:
         yield from pool.imap(fn, jobs, chunksize=1)
         pool.close()
