@@ -97,10 +97,17 @@ def one_process_update(
     return params, metrics
 
 
-def assert_same(params: dict, saved: dict) -> None:
+FSDP_ATOL = 1e-4
+"""FSDP's reduce-scatter sums gradients in another order than one process does; Adam turns
+a round-off difference on a near-zero gradient into up to a step's worth (lr 1e-2), so its
+parameters agree to 1% of a step, not to 1e-5 (a wrong normaliser moves every parameter by
+far more)."""
+
+
+def assert_same(params: dict, saved: dict, atol: float = ATOL) -> None:
     assert params.keys() == saved.keys()
     for name, value in params.items():
-        assert torch.allclose(value, saved[name], atol=ATOL, rtol=0), name
+        assert torch.allclose(value, saved[name], atol=atol, rtol=0), name
 
 
 @pytest.mark.parametrize(
@@ -113,7 +120,7 @@ def test_two_rank_update_equals_one_process_update(batch, two_ranks, strategy, a
     initial = {n: p.detach() for n, p in tiny().model.named_parameters()}
     moved = max(float((params[n] - initial[n]).abs().max()) for n in params)
     assert moved > 1e-3  # the update did something, so equality is not trivial
-    assert_same(params, saved["state"])
+    assert_same(params, saved["state"], FSDP_ATOL if strategy == "fsdp" else ATOL)
     for key in ("loss/total", "loss/policy", "loss/entropy", "loss/grad_norm"):
         assert saved["metrics"][key] == pytest.approx(metrics[key], abs=ATOL), key
 
