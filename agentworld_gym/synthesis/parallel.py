@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,15 +17,19 @@ def ordered_map(fn: Callable[[Any], Any], jobs: list[Any], workers: int) -> Iter
     """``fn`` over ``jobs`` in worker processes (in this process when ``workers <= 1`` or
     there is one job), yielding results in job order as they become available.
 
-    Workers come from a fork server, a clean single-threaded process, not from this one: a
-    process with threads (a test runner, a trainer, a library's background thread) can hold
-    a lock at the moment it forks, and the forked worker then waits on it forever."""
+    Workers are forked from this process while it runs one thread. With other threads alive
+    (a test runner's, a trainer's, a library's background thread) one of them can hold a lock
+    at the moment of the fork, and the forked worker then waits on it forever; workers then
+    come from a fork server (a clean process that imports the work's module once), which
+    needs the caller's script to guard its entry point with ``if __name__ == "__main__"``."""
     if workers <= 1 or len(jobs) <= 1:
         yield from map(fn, jobs)
         return
-    ctx = multiprocessing.get_context("forkserver")
-    # the server imports the work's module once; each worker forks from it, ready
-    ctx.set_forkserver_preload([fn.__module__])
+    if threading.active_count() == 1:
+        ctx = multiprocessing.get_context("fork")
+    else:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([fn.__module__])
     pool = ctx.Pool(workers, initializer=_default_signals, maxtasksperchild=100)
     try:
         yield from pool.imap(fn, jobs, chunksize=1)
