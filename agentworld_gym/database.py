@@ -377,12 +377,7 @@ class Database:
 
     def put_many(self, collection: str, records: Iterable[Record]) -> None:
         """:meth:`put` of each record, the layer looked up once (a migration of every page)."""
-        meta = self._base.collections.get(collection) or self._meta(collection)
-        key = meta.primary_key
-        overlay = self._txn if self._txn is not None else self._committed
-        layer = overlay.get(collection)
-        if layer is None:
-            layer = overlay[collection] = {}
+        key, layer = self.primary_key(collection), self._layer(collection)
         for record in records:
             layer[str(record[key])] = record
 
@@ -395,12 +390,7 @@ class Database:
         each record the work of computing it once, on its first read. ``make`` must be a pure
         function of the record (which it must not mutate) that keeps its primary key.
         """
-        meta = self._base.collections.get(collection) or self._meta(collection)
-        key = meta.primary_key
-        overlay = self._txn if self._txn is not None else self._committed
-        layer = overlay.get(collection)
-        if layer is None:
-            layer = overlay[collection] = {}
+        key, layer = self.primary_key(collection), self._layer(collection)
         for record in records:
             layer[str(record[key])] = _Deferred(record, make)
 

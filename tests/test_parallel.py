@@ -1,6 +1,6 @@
-"""The synthesis process pool: results in job order, with and without other threads alive
-(a forked worker can inherit a lock another thread holds; workers then come from a fork
-server)."""
+"""The synthesis process pool: results in job order, forked from a single-threaded process
+and, with another thread alive (holding a lock a forked worker could inherit), from the fork
+server."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_results_come_in_job_order():
     assert list(ordered_map(square, list(range(12)), 2)) == [x * x for x in range(12)]
 
 
-def test_a_lock_held_by_another_thread_does_not_hang_the_workers():
+def test_results_come_in_order_from_the_fork_server_while_another_thread_holds_a_lock():
     lock, release = threading.Lock(), threading.Event()
 
     def hold() -> None:

@@ -353,7 +353,7 @@ def conditions(
     out = []
     for f in fields:
         for v in coll.profile.categorical[f]:
-            if isinstance(v, str) and id_shaped(v):
+            if id_value(v):
                 continue  # people pick records by a state, not by "section sec_0b0623347b"
             where = [[f, v]]
             targets = [r for r in rows if hit(r, where)]
