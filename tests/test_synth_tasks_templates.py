@@ -29,6 +29,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.lookup_create import (
     create_batch,
     lookup_branch,
 )
+from agentworld_gym.synthesis.tasks.sample.templates.reconcile import reconcile
 from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
 from agentworld_gym.synthesis.tasks.verifier.scripts import script
 
@@ -189,6 +190,43 @@ def test_sweep_script_deletes_the_matching_and_sets_the_rest():
     assert _verify("sweep", scoped, outside, "1") == 0.0
 
 
+def test_reconcile_script_wants_exactly_the_listed_names():
+    # "The tasks in project p1 should be exactly these: "Task bravo" and "Task new", each with
+    #  assignee "cy"; delete any others, add the missing ones. How many did you delete?"
+    part = {"c": "tasks", "k": "id", "w": [["project_id", "p1"]], "nf": "title"}
+    part |= {"names": ["Task new", "T2"], "add": ["Task new"], "g": "owner", "v": "cy"}
+    part["all"] = [["project_id", "p1"], ["owner", "cy"]]
+    state = {**STATE, "tasks": [{**r, "title": f"T{r['id'][1]}"} for r in STATE["tasks"]]}
+    p = {"parts": [part]}
+
+    def verify(final: dict, answer: str) -> float:
+        result = run_function(script("reconcile", p), "verify", [state, final, answer])
+        assert result.ok, result.error
+        return reward_of(result.value)
+
+    t1, t2, t3 = state["tasks"]
+    new = {"id": "t9", "title": "Task new", "project_id": "p1", "owner": "cy", "status": "open"}
+    done = {**state, "tasks": [{**t2, "owner": "cy"}, t3, new]}
+    assert verify(done, "I deleted 1 task.") == 1.0
+    assert verify(done, "") == pytest.approx(0.7)  # the count is part of the ask
+    assert verify(state, "1") == pytest.approx(0.3)  # nothing done
+    # everything deleted and the list created afresh: the kept task is gone
+    fresh = {**state, "tasks": [t3, new, {**new, "id": "t8", "title": "T2"}]}
+    assert verify(fresh, "2") == 0.0  # and a record was made that the list did not need
+    assert verify({**state, "tasks": [t3, new]}, "2") < 0.6
+    # the new task without the setting every one should carry
+    assert verify({**state, "tasks": [{**t2, "owner": "cy"}, t3, {**new, "owner": "x"}]}, "1") < 1
+    # a task outside the project touched
+    assert verify({**state, "tasks": [{**t2, "owner": "cy"}, new]}, "1") == 0.0
+    # two parts (a configuration of two collections): the count is over both
+    other = {"c": "projects", "k": "id", "w": [], "nf": "name", "names": ["Apollo"], "add": []}
+    other |= {"all": [], "g": "", "v": None}
+    p = {"parts": [part, other]}
+    both = {**done, "projects": [STATE["projects"][0]]}
+    assert verify(both, "I deleted 2 in all.") == 1.0
+    assert verify(done, "2") < 1.0  # the second collection left as it was
+
+
 # -- templates, end to end ------------------------------------------------------------------
 def make_full_env() -> EnvSpec:
     """The tracker with create and update tools for projects (parents can be created, then
@@ -305,6 +343,7 @@ NEW = (
     "create_chain",
     "update_create_each",
     "sweep",
+    "reconcile",
 )
 
 
@@ -321,6 +360,41 @@ def test_each_new_template_yields_verified_tasks(template):
         assert not any(n in t.instruction.casefold() for n in names), t.instruction
     spec.tasks = tasks
     _check_all(spec, tasks)
+
+
+def test_long_reconcile_sets_up_two_collections_and_verifies():
+    spec = make_full_env()
+    spec.tools.append(
+        op_tool(
+            "deleteProject",
+            "write",
+            {"projectId": S},
+            ["projectId"],
+            {"op": "delete", "collection": "projects", "key": "projectId"},
+        )
+    )
+    model, runner = build_model(spec), Runner(spec)
+    caps = capabilities(model, runner)
+    made = [
+        reconcile(model, caps, random.Random(seed), Knobs(long=True, min_calls=8))
+        for seed in range(40)
+    ]
+    two = [p for p in made if p is not None and len(p.params["parts"]) == 2]
+    assert two
+    prog = two[0]
+    caller = Caller(runner, "t", 19)
+    answer = prog.run(caller)
+    tools = {c["name"] for c in caller.calls}
+    assert {"listProjects", "createProject", "deleteProject", "createTask", "deleteTask"} <= tools
+    assert len(caller.calls) >= 8
+    names = [n for part in prog.params["parts"] for n in part["names"]]
+    assert all(f'"{n}"' in prog.request for n in names)  # the request states the end state
+    result = run_function(
+        script("reconcile", prog.params),
+        "verify",
+        [runner.base.snapshot(), caller.ctx.db.snapshot(), str(answer)],
+    )
+    assert result.ok and reward_of(result.value) == 1.0, (result, prog.request)
 
 
 def test_lookup_branch_writes_the_branch_the_data_takes():

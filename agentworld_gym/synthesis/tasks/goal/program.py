@@ -54,6 +54,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.lookup_create import (
     create_chain,
     lookup_branch,
 )
+from agentworld_gym.synthesis.tasks.sample.templates.reconcile import reconcile
 from agentworld_gym.synthesis.tasks.sample.templates.shapes import Knobs
 from agentworld_gym.synthesis.tasks.verifier.rubric import answer_rubric
 from agentworld_gym.synthesis.tasks.verifier.scripts import script
@@ -62,6 +63,7 @@ TEMPLATES: dict[str, Callable[..., Any]] = {
     "bulk_update": lambda m, c, r, k: bulk(m, c, r, k, "update"),
     "bulk_delete": lambda m, c, r, k: bulk(m, c, r, k, "delete"),
     "sweep": sweep,
+    "reconcile": reconcile,
     "branch_update": branch,
     "create_each": create_each,
     "update_create_each": update_create_each,
@@ -80,6 +82,7 @@ WEIGHTS = {
     "bulk_update": 3.0,
     "bulk_delete": 1.0,
     "sweep": 1.5,
+    "reconcile": 1.5,
     "branch_update": 2.0,
     "create_each": 1.5,
     "update_create_each": 1.5,
@@ -105,6 +108,7 @@ PATTERNS = {
     "bulk_delete": "update",
     "branch_update": "update",
     "sweep": "update",
+    "reconcile": "update",
     "batch_update": "update",
     "batch_write": "update",
     "extreme": "update",
@@ -119,6 +123,7 @@ LONG = (
     "bulk_update",
     "bulk_delete",
     "sweep",
+    "reconcile",
     "branch_update",
     "create_each",
     "update_create_each",

@@ -96,6 +96,25 @@ BODIES = {
   else: ok += x is not None and g(x, P["g"]) == P["v"]
  return round(0.7 * ok / max(len(t), 1) + 0.3 * (nd in num(answer)), 6)
 """,
+    "reconcile": """def verify(initial_state, final_state, answer):
+ ok = nd = n = 0
+ for q in P["parts"]:
+  k, nf, c = q["k"], q["nf"], q["c"]; want = set(q["names"])
+  t = {str(r.get(k)) for r in initial_state.get(c, []) if hit(r, q["w"])}
+  f = {str(r.get(k)): r for r in final_state.get(c, [])}
+  for r in initial_state.get(c, []):
+   x = f.get(str(r.get(k)))
+   if str(r.get(k)) not in t:
+    if x != r: return 0.0
+   elif str(g(r, nf)) not in want: nd += 1; ok += x is None
+   else: ok += x is not None and g(x, nf) == g(r, nf) and (not q["g"] or g(x, q["g"]) == q["v"])
+  old = {str(r.get(k)) for r in initial_state.get(c, [])}
+  new = [r for r in final_state.get(c, []) if str(r.get(k)) not in old]
+  if len(new) > len(q["add"]): return 0.0
+  ok += sum(sum(1 for r in new if str(g(r, nf)) == a and hit(r, q["all"])) == 1 for a in q["add"])
+  n += len(t) + len(q["add"])
+ return round(0.7 * ok / n + 0.3 * (nd in num(answer)), 6)
+""",
     "create": """def verify(initial_state, final_state, answer):
  q = par(initial_state); old = {str(r.get(P["k"])) for r in initial_state.get(P["c"], [])}; n = {}
  for r in final_state.get(P["c"], []):

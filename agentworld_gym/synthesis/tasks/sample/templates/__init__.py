@@ -15,6 +15,11 @@ template            program                                                contr
                                                                            conditional write
 ``sweep``           for every listed record: delete it if it matches a     loop, filter, branch,
                     condition, else set a field; report how many went      conditional write
+``reconcile``       make a listing hold exactly the names the request      loop, filter, branch,
+                    lists: delete the others, create the missing ones,     conditional write
+                    set a setting every one should carry (a long errand:
+                    two collections, one configuration); report how many
+                    went
 ``branch_update``   for every listed record: if a number exceeds a         loop, branch, write
                     threshold set a field one way, else the other; report
                     how many went each way
@@ -53,6 +58,7 @@ One module per kind:
 
 - :mod:`.listing` — templates over listings: ``bulk_update``, ``bulk_delete``, ``sweep``,
   ``branch_update``, ``create_each``, ``update_create_each``;
+- :mod:`.reconcile` — ``reconcile``, which states an end state rather than the steps;
 - :mod:`.aggregate` — templates that aggregate: ``extreme``, ``aggregate``, ``group_max``,
   ``children_agg``;
 - :mod:`.given` — templates over records the request names: ``batch_read``,
