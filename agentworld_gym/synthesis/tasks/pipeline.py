@@ -326,7 +326,7 @@ class EnvSynthesizer:
             # the readability rules would refuse (the audit counts them)
             self.graphs.strict = round_ < cfg.attempts
             if self.late:
-                _reallocate(plan, kept, idle)
+                _reallocate(plan, kept, idle, last=round_ >= cfg.attempts - 1)
             short = {k for k in KINDS if len(kept[k]) < plan[k]}
             gained = self._round(plan, kept, seen, tried, report)
             for k in KINDS:
@@ -399,15 +399,28 @@ EXTRA_ROUNDS = 6
 STALLED = 2
 """Rounds in a row a kind gained nothing while short before its quota moves elsewhere."""
 FALLBACK = (("program_long", "program"), ("graph_long", "graph"))
-"""Where a long kind's unmet quota goes once its rounds are spent: to the ordinary kind."""
+"""Where a long kind's unmet quota goes once its rounds are spent: to the ordinary kind
+(long walks' first to long programs, see :func:`_reallocate`)."""
 
 
-def _reallocate(plan: dict[str, int], kept: dict[str, list[Candidate]], idle: Counter[str]) -> None:
-    """Move unmet quotas: long to ordinary, then from a stalled kind (programs or graph
-    walks) to the other while that one still makes progress (an environment whose tools only
-    write affords few walks; one without readable or creatable records few programs)."""
+def _reallocate(
+    plan: dict[str, int],
+    kept: dict[str, list[Candidate]],
+    idle: Counter[str],
+    last: bool = False,
+) -> None:
+    """Move unmet quotas: long walks' to long programs where those fill their quota (few
+    walks serve one long errand; many environments afford long programs), long programs'
+    once they gain nothing (or in the ``last`` round) to ordinary ones, long walks' else to
+    ordinary walks; then from a stalled kind (programs or graph walks) to the other while
+    that one still makes progress (an environment whose tools only write affords few walks;
+    one without readable or creatable records few programs)."""
     for kind, fallback in FALLBACK:
         deficit = plan[kind] - len(kept[kind])
+        if kind == "program_long" and idle[kind] == 0 and not last:
+            continue  # still gaining: the long programs keep their share another round
+        if kind == "graph_long" and len(kept["program_long"]) >= plan["program_long"] > 0:
+            fallback = "program_long"  # long programs are being made: they take the share
         if deficit > 0:
             plan[kind] -= deficit
             plan[fallback] += deficit
