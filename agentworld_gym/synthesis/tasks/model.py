@@ -64,19 +64,50 @@ def words(name: str) -> list[str]:
 
 
 def singular(noun: str) -> str:
+    """``projects`` -> ``project``, ``searches`` -> ``search``, ``statuses`` -> ``status``,
+    ``databases`` -> ``database``: where a plural in ``-es`` could lose ``s`` or ``es``, the
+    form that is a word wins (judged on the last word, which may be two run together:
+    ``projectstatuses``); a plural made plural again (``add_onses``) loses both."""
     if noun.endswith("ies") and len(noun) > 4:
         return noun[:-3] + "y"
-    if noun.endswith(("sses", "xes", "ches", "shes")):
-        return noun[:-2]
-    if noun.endswith("ses") and len(noun) > 4:  # "statuses", "dnses" -- but "databases"
-        from agentworld_gym.synthesis.words import known
-
-        last = noun.rsplit(" ", 1)[-1]
-        if not known(last[:-1]) and known(last[:-2]):
+    if noun.endswith(("ses", "xes", "ches", "shes", "zes")) and len(noun) >= 3:
+        last = "".join(_WORD.findall(noun)[-1:]).lower()
+        one, two = last[:-1], last[:-2]
+        if last.endswith("yses"):
+            return noun[:-2] + "is"  # "analyses"
+        if last.endswith("zzes"):
+            return noun[:-3]  # "quizzes"
+        if noun.endswith(("sses", "xes", "ches", "shes")) and _reads(two, whole=True):
+            return noun[:-2]  # "searches", "boxes", "addresses"
+        if _reads(one, whole=True):
+            return noun[:-1]  # "databases", "caches", "responses"
+        if two.endswith(("ons", "apis")) and _reads(two[:-1], True):
+            return noun[:-3]  # "add_onses", "apises": a plural made plural again
+        if _reads(two, whole=True):
+            return noun[:-2]  # "statuses", "searches", "boxes"
+        if not _reads(one) and _reads(two):
+            return noun[:-2]  # "projectstatuses"
+        if noun.endswith(("sses", "xes", "ches", "shes")):
             return noun[:-2]
+    if noun.endswith(("us", "is")):
+        last = "".join(_WORD.findall(noun)[-1:]).lower()
+        if _reads(last, whole=True) and not _reads(last[:-1], whole=True):
+            return noun  # "status", "chassis" -- but "menus"
     if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3:
         return noun[:-1]
     return noun
+
+
+def _reads(word: str, whole: bool = False) -> bool:
+    """Whether ``word`` is a word, or (unless ``whole``) two run together, each of 3+
+    letters and the second of 4+ ("projectstatus")."""
+    from agentworld_gym.synthesis.words import known
+
+    if len(word) < 2:
+        return False
+    if known(word):
+        return True
+    return not whole and any(known(word[:i]) and known(word[i:]) for i in range(3, len(word) - 3))
 
 
 def humanize(name: str) -> str:
@@ -404,15 +435,217 @@ def _python_tool(tool: Any, env: EnvSpec, nouns: dict[str, str]) -> ToolModel:
     return ToolModel(tool.name, tool.kind != "read", op, coll, params)
 
 
-def _noun(name: str, glued: dict[str, list[str]]) -> str:
+def _noun(name: str, glued: dict[str, list[str]], prose: frozenset[str] = frozenset()) -> str:
     """A collection's noun; one named after a tool (``getpermissions`` from
     ``GetPermission``) is split into that tool's words, so a request naming the collection
-    does not spell out the tool's name."""
+    does not spell out the tool's name; a word run together from two (``projectstatus``)
+    is split ("project status") unless the environment's ``prose`` says it so
+    ("spreadsheet")."""
     key = "".join(words(name))
     w = glued.get(key) or glued.get(singular(key))
     if w and len(w) > 1:
-        return " ".join([*w[:-1], singular(w[-1])])
-    return humanize(singular(name))
+        return _phrase(" ".join([*w[:-1], singular(w[-1])]))
+    return _phrase(
+        " ".join(x if x in prose else _split(x) for x in humanize(singular(name)).split())
+    )
+
+
+_PHRASES = {"add on": "add-on", "log in": "login", "sign in": "sign-in", "set up": "setup"}
+
+
+def _phrase(noun: str) -> str:
+    for loose, said in _PHRASES.items():
+        noun = re.sub(rf"\b{loose}\b", said, noun)
+    return noun
+
+
+def _split(word: str) -> str:
+    """``projectstatus`` -> ``project status``: a word that is none, but two run together,
+    each as the dictionary spells it (the longest first word: "access log", not "acces
+    slog"), the second no suffix ("fraudster" stays whole)."""
+    from agentworld_gym.synthesis.words import _dictionary, known
+
+    if known(word) or not word.isalpha():
+        return word
+    table = _dictionary()
+    for i in range(len(word) - 3, 3, -1):  # the longest first word ("access log")
+        end = word[i:]
+        if (
+            word[:i] in table
+            and end in table
+            and (len(end) > 3 or end in _SHORT)
+            and (end not in _SUFFIXES)
+        ):
+            return f"{word[:i]} {end}"
+    return word
+
+
+_SHORT = frozenset("log key job tag app set map row bot url api fee tax box".split())
+_SUFFIXES = frozenset("ster ment ness ship hood able less ward wise like ling ette".split())
+
+
+_NOT_HEADS = frozenset(
+    """id ids key keys uuid gid name names value values item items list lists api apis v
+    all by for from to of in on with and or the a an get set put post patch new""".split()
+)
+"""Words of tool names that name no kind of record."""
+_LEADS = frozenset({v for vs in _VERBS.values() for v in vs} | {"write", "check"})
+_IDS = ("id", "ids", "uuid", "uuids", "gid")
+
+
+def _garbled(noun: str) -> bool:
+    """Whether a noun is no word a reader knows: an identifier's fragment ("ts" from
+    ``ts``, "apinf" from ``apinfs``), an id ("uuid" for ``uuids``) or a tool's name ("get
+    log file url")."""
+    from agentworld_gym.synthesis.words import known
+
+    w = noun.split()
+    return (
+        not w
+        or any(not known(x) for x in w)
+        or (len(w) == 1 and len(w[0]) < 3)
+        or w[-1] in _IDS
+        or (len(w) > 1 and w[0] in _LEADS)
+    )
+
+
+def _tool_head(tools: list[Any]) -> str | None:
+    """The noun a collection's tools are named after (``topic`` for ``removeTopic``,
+    ``bookmarkTopic``, ``updateTopicStatus``; ``login`` for ``login_apinf``): their most
+    common word that is a word and no verb of an operation, with the words always beside
+    it; ``None`` when it is not in most of them (of one tool, when its name says more than
+    one such word)."""
+    from agentworld_gym.synthesis.words import NOT_NOUNS, known
+
+    kept: list[list[str]] = []
+    for t in tools:
+        w = [singular(x) for x in words(t.name)]
+        kept.append(
+            [
+                x
+                for x in w
+                if len(x) >= 3
+                and x not in _LEADS
+                and x not in NOT_NOUNS
+                and x not in _NOT_HEADS
+                and known(x)
+            ]
+        )
+    seen: Counter[str] = Counter(x for k in kept for x in dict.fromkeys(k))
+    if not seen:
+        return None
+    order = {x: i for i, x in reversed(list(enumerate(x for k in kept for x in k)))}
+    best = max(seen, key=lambda x: (seen[x], -order[x]))
+    if 2 * seen[best] <= len(tools):
+        return None
+    runs = [k for k in kept if best in k]
+    phrase = [best]
+    for step in (1, -1):  # the words always right after it, then always right before
+        while True:
+            nxt = set()
+            for k in runs:
+                i = k.index(phrase[-1] if step == 1 else phrase[0]) + step
+                nxt.add(k[i] if 0 <= i < len(k) else None)
+            if len(nxt) != 1 or None in nxt or len(phrase) >= 3:
+                break
+            x = nxt.pop()
+            phrase = [*phrase, x] if step == 1 else [x, *phrase]
+    if len(tools) == 1 and len(kept[0]) > 1:
+        return None
+    return " ".join(phrase)
+
+
+def _cased(word: str, prose: str, capital: bool = False) -> str | None:
+    """How an environment's prose writes ``word`` when it spells it as a name, and only so:
+    ``APInf`` (mixed or upper case; with ``capital``, ``Spring`` too)."""
+    found = set(re.findall(rf"(?<![\w-]){re.escape(word)}(?![\w-])", prose, re.I))
+    named = sorted(m for m in found if m != m.lower() and (capital or m != m.capitalize()))
+    return named[0] if named and len(named) == len(found) else None
+
+
+def _mended(noun: str, prose: str, head: str | None) -> str:
+    """A garbled noun made to read, or ``""``: without a tool's verb ("get log file url" ->
+    "log file url") or a trailing id ("workspace id" -> "workspace"), its fragments as the
+    prose spells them as names ("apinf token" -> "APInf token"); a short fragment that
+    abbreviates the tools' head noun is that noun ("ts" -> "topic")."""
+    from agentworld_gym.synthesis.words import NOT_NOUNS, known
+
+    w = noun.split()
+    if len(w) > 1 and w[0] in _LEADS:
+        w = w[1:]
+        if w[0] in NOT_NOUNS:
+            return ""  # "get for workspace"
+    if len(w) > 1 and w[-1] in _IDS:
+        w = w[:-1]
+    said = [x if known(x) else _brand(x, prose) or x for x in w]
+    rest = " ".join(x for x, y in zip(w, said, strict=True) if x == y)
+    if not rest or not _garbled(rest):
+        return " ".join(said)
+    if head and len(w) == 1 and _abbreviates(w[0], head):
+        return head
+    return ""
+
+
+def _brand(word: str, prose: str) -> str | None:
+    """``APInf``, ``PCI``, ``GraphQL``: how the prose always writes ``word``, a name (not
+    an identifier in camelCase, ``tokenId``, ``SdkClient``)."""
+    name = _cased(word, prose)
+    if name is None or not name[0].isupper() or re.search(r"[a-z][A-Z][a-z]{2}", name):
+        return None
+    return name
+
+
+def _abbreviates(short: str, head: str) -> bool:
+    """``ts`` of ``topics``: the same first letter, and the rest in order."""
+    full = head.replace(" ", "") + "s"
+    if short[:1] != full[:1]:
+        return False
+    it = iter(full)
+    return all(ch in it for ch in short)
+
+
+def _better_nouns(
+    spec: EnvSpec, nouns: dict[str, str], tools: dict[str, ToolModel]
+) -> dict[str, str]:
+    """Nouns for the collections whose own name reads as no word (see :func:`_garbled`):
+    the noun their tools are named after ("topic" for discourse's ``ts``), after the name
+    as the prose spells it where it does ("APInf login" for ``apinfs``, whose one tool is
+    ``login_apinf``); and a noun no tool over the collection says, which the prose writes
+    only as a name, gets the tools' noun after it ("Spring service" for Azure's
+    ``springs``, whose tools are ``Services_*``). A noun another collection already has
+    is not taken (the request would not say which is meant); the collection keeps its
+    own."""
+    from agentworld_gym.synthesis.words import NOT_NOUNS
+
+    prose = " ".join(
+        [getattr(spec, "description", "") or "", *(t.description or "" for t in spec.tools)]
+    )
+    taken = {n.lower() for n in nouns.values()}
+    by: dict[str, list[ToolModel]] = {}
+    for t in tools.values():
+        if t.collection in nouns:
+            by.setdefault(t.collection, []).append(t)
+    better = dict(nouns)
+    for name in sorted(nouns, key=lambda n: (-len(by.get(n, [])), n)):
+        noun, mine = nouns[name], by.get(name, [])
+        if not mine:
+            continue
+        head = _tool_head(mine)
+        if _garbled(noun):
+            new = _mended(noun, prose, head)
+            if new and new.split()[-1] in NOT_NOUNS:
+                continue
+        elif " " in noun or not head or any(noun in map(singular, words(t.name)) for t in mine):
+            continue
+        else:  # tools named for another thing: Azure's Services_Get over "springs"
+            brand = _cased(noun, prose, capital=True)
+            if not brand or not re.search(rf"[/.]{re.escape(brand)}/", prose):
+                continue  # "/Spring/{serviceName}": a resource's name in its path
+            new = f"{brand} {head}"
+        if new and new != noun and (new.lower() == noun.lower() or new.lower() not in taken):
+            better[name] = new
+            taken.add(new.lower())
+    return better
 
 
 def build_model(spec: EnvSpec) -> EnvModel:
@@ -426,6 +659,10 @@ def build_model(spec: EnvSpec) -> EnvModel:
             tools[t.name] = _python_tool(t, spec, nouns)
     db = spec.database
     glued = {"".join(words(t.name)): words(t.name) for t in spec.tools}
+    from agentworld_gym.synthesis.words import prose_words
+
+    prose = prose_words(spec, names=False)
+    nouns_of = _better_nouns(spec, {n: _noun(n, glued, prose) for n in db.collections}, tools)
     collections: dict[str, CollectionModel] = {}
     for name, meta in db.collections.items():
         refs = dict(spec.collections.get(name, {}).get("references", {}))
@@ -435,7 +672,7 @@ def build_model(spec: EnvSpec) -> EnvModel:
                     if p.role == SCOPE and p.ref and p.field and "." not in p.field:
                         refs.setdefault(p.field, p.ref)
         records = list(db.scan(name))
-        noun = _noun(name, glued)
+        noun = nouns_of[name]
         collections[name] = CollectionModel(
             name,
             meta.primary_key,

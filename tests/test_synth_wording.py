@@ -1,0 +1,96 @@
+"""How requests name collections (blind readers' defects)."""
+
+from __future__ import annotations
+
+from agentworld_gym.ops import op_tool
+from agentworld_gym.spec import EnvSpec, RuntimeSpec
+from agentworld_gym.synthesis.tasks.model import build_model, singular
+
+S = {"type": "string"}
+
+
+def test_singular_of_plurals_in_es() -> None:
+    said = {
+        "searches": "search",
+        "statuses": "status",
+        "invitation_statuses": "invitation_status",  # judged on the last word
+        "projectstatuses": "projectstatus",  # two words run together
+        "add_onses": "add_on",  # a plural made plural again
+        "caches": "cache",
+        "databases": "database",
+        "addresses": "address",
+        "boxes": "box",
+        "buses": "bus",
+        "analyses": "analysis",
+        "quizzes": "quiz",
+        "dnses": "dns",
+        "status": "status",
+        "menus": "menu",
+        "topics": "topic",
+    }
+    assert {p: singular(p) for p in said} == said
+
+
+def _env(collections: dict[str, list[str]], description: str = "") -> EnvSpec:
+    """An environment whose collections each have the (update) tools named."""
+    tools = [
+        op_tool(
+            name,
+            "write",
+            {"id": S, "title": S},
+            ["id"],
+            {"op": "update", "collection": coll, "key": "id", "body": {"title": "title"}},
+            description=description or "Change a record.",
+        )
+        for coll, names in collections.items()
+        for name in names
+    ]
+    return EnvSpec(
+        id="wording",
+        name="Wording",
+        description=description,
+        tools=tools,
+        collections={c: {"primary_key": "id"} for c in collections},
+        records={c: [{"id": "1", "title": "One"}] for c in collections},
+        taxonomy={"l1": "L1", "l2": "L2", "l3": "L3"},
+        runtime=RuntimeSpec(max_turns=10),
+    )
+
+
+def test_a_collection_named_by_a_fragment_takes_its_tools_noun() -> None:
+    # discourse's "ts": its tools say what the records are
+    tools = ["removeTopic", "bookmarkTopic", "updateTopicTimestamp", "inviteToTopic"]
+    nouns = build_model(_env({"ts": tools, "invitation_statuses": ["setInvite"]})).nouns()
+    assert nouns == {"ts": "topic", "invitation_statuses": "invitation status"}
+
+
+def test_a_name_the_prose_spells_is_spelled_so() -> None:
+    env = _env(
+        {"apinfs": ["login_apinf"], "springs": ["Services_Get", "Services_Update"]},
+        "Log in using an APInf account. PUT /providers/Microsoft.AppPlatform/Spring/{name}",
+    )
+    assert build_model(env).nouns() == {"apinfs": "APInf", "springs": "Spring service"}
+
+
+def test_a_collection_glued_from_words_or_a_tool_reads_as_words() -> None:
+    nouns = build_model(
+        _env(
+            {
+                "projectstatuses": ["updateProjectStatus"],
+                "assigned_add_onses": ["updateAssignedAddOn"],
+                "get_log_file_urls": ["Deployments_GetLogFileUrl"],
+                "workspace_ids": ["updateWorkspace"],
+            }
+        )
+    ).nouns()
+    assert nouns == {
+        "projectstatuses": "project status",
+        "assigned_add_onses": "assigned add-on",
+        "get_log_file_urls": "log file url",
+        "workspace_ids": "workspace",
+    }
+
+
+def test_a_noun_another_collection_has_is_not_taken() -> None:
+    nouns = build_model(_env({"ts": ["removeTopic"], "topics": ["updateTopic"]})).nouns()
+    assert nouns["topics"] == "topic" and nouns["ts"] != "topic"
