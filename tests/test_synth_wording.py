@@ -1,10 +1,20 @@
-"""How requests name collections (blind readers' defects)."""
+"""How requests name collections, fields and yes/no conditions (blind readers' defects)."""
 
 from __future__ import annotations
+
+import random
 
 from agentworld_gym.ops import op_tool
 from agentworld_gym.spec import EnvSpec, RuntimeSpec
 from agentworld_gym.synthesis.tasks.model import build_model, singular
+from agentworld_gym.synthesis.tasks.request.program import (
+    extreme,
+    label_of,
+    measure,
+    np,
+    pred,
+    scope_label,
+)
 
 S = {"type": "string"}
 
@@ -94,3 +104,43 @@ def test_a_collection_glued_from_words_or_a_tool_reads_as_words() -> None:
 def test_a_noun_another_collection_has_is_not_taken() -> None:
     nouns = build_model(_env({"ts": ["removeTopic"], "topics": ["updateTopic"]})).nouns()
     assert nouns["topics"] == "topic" and nouns["ts"] != "topic"
+
+
+def test_field_labels_read_as_words() -> None:
+    said = {
+        "totalTotalEntries": "total entries",
+        "created_at": "creation date",
+        "updatedAt": "update date",
+        "date_created": "creation date",
+        "ele": "elevation",
+        "project_id": "project",
+    }
+    assert {f: label_of(f) for f in said} == said
+    for f in ("total_entries", "total_total", "name_name"):
+        w = label_of(f).split()
+        assert all(a != b for a, b in zip(w, w[1:], strict=False)), f
+
+
+def test_aggregates_say_each_word_once_and_dates_are_early_or_late() -> None:
+    assert measure("sum", "totalEntries") == "total entries"
+    assert measure("sum", "cpus") == "total cpus"
+    assert measure("min", "created_at") == "earliest creation date"
+    assert measure("max", "passwordUpdate") == "latest password update"
+    assert measure("max", "response_time") == "highest response time"  # a duration
+    assert extreme("actualTimeMinutes", False) == "lowest"
+    assert extreme("dueDate", True) == "latest"
+
+
+def test_yes_no_fields_named_by_a_noun_are_not_adjectives() -> None:
+    rng = random.Random(0)
+    assert np("site", [["error", True]], rng) == "sites with error set to true"
+    assert pred([["is_error", False]], rng) == "have error set to false"
+    assert np("site", [["archived", True]], rng) == "archived sites"
+    assert np("site", [["active", False]], rng) == "inactive sites"
+    assert pred([["pinned", True]], rng) == "are pinned"
+
+
+def test_a_parent_named_by_its_username_is_a_user() -> None:
+    assert scope_label("username") == "user"
+    assert scope_label("owner_name") == "owner"
+    assert scope_label("project_id") == "project"

@@ -86,10 +86,94 @@ def pick(rng: random.Random, options: list[str]) -> str:
 
 
 def label_of(name: str) -> str:
-    """A field name as people say it: ``project_id`` -> ``project``, ``isActive`` ->
-    ``is active``."""
+    """A field name as people say it: ``project_id`` -> ``project``, ``isActive`` -> ``is
+    active``, ``created_at`` -> ``creation date``, ``ele`` -> ``elevation``; never a word
+    twice in a row ("total total entries")."""
     w = humanize(name.split(".")[-1]).split()
-    return " ".join(w[:-1] if len(w) > 1 and w[-1] in ("id", "gid", "uuid", "key") else w)
+    w = w[:-1] if len(w) > 1 and w[-1] in ("id", "gid", "uuid", "key") else w
+    return field_label(" ".join(w))
+
+
+def field_label(name: str) -> str:
+    """A field as a request names what it writes: :func:`label_of`, an id kept
+    (``project_id`` -> ``project id``)."""
+    w = humanize(name.split(".")[-1]).split()
+    w = [_ABBREVIATIONS.get(x, x) for x in w] if len(w) <= 3 else w
+    if len(w) >= 2 and w[-1] in ("at", "on") and w[-2] in _EVENTS:
+        w = [*w[:-2], *_EVENTS[w[-2]].split(), "date"]  # "created at" -> "creation date"
+    elif len(w) == 2 and w[0] == "date" and w[1] in _EVENTS:
+        w = [*_EVENTS[w[1]].split(), "date"]  # "date created" -> "creation date"
+    elif w in (["created"], ["updated"], ["modified"]):
+        w = [*_EVENTS[w[0]].split(), "date"]
+    return " ".join(x for i, x in enumerate(w) if i == 0 or x != w[i - 1])
+
+
+_EVENTS = {
+    "created": "creation", "updated": "update", "modified": "modification",
+    "deleted": "deletion", "published": "publication", "started": "start", "ended": "end",
+    "finished": "finish", "completed": "completion", "expired": "expiry", "expires": "expiry",
+    "closed": "closing", "opened": "opening", "submitted": "submission", "resolved":
+    "resolution", "registered": "registration", "joined": "joining", "sent": "sending",
+    "received": "receipt", "cancelled": "cancellation", "canceled": "cancellation",
+    "approved": "approval", "archived": "archiving", "scheduled": "scheduled", "paid":
+    "payment", "issued": "issue", "signed": "signing", "verified": "verification",
+    "seen": "last seen", "accessed": "last access", "used": "last use", "due": "due",
+    "confirmed": "confirmation", "delivered": "delivery", "shipped": "shipping",
+}  # fmt: skip
+"""A past participle before ``at`` / ``on`` and the noun of its event ("created at" is the
+creation date)."""
+_ABBREVIATIONS = {
+    "ele": "elevation", "qty": "quantity", "amt": "amount", "desc": "description",
+    "addr": "address", "cnt": "count", "nbr": "number", "msg": "message",
+    "img": "image", "pwd": "password", "tz": "time zone", "dept": "department", "lat":
+    "latitude", "lng": "longitude", "lon": "longitude", "src": "source", "dst": "destination",
+    "dest": "destination", "seq": "sequence", "pct": "percent", "ver": "version", "avg":
+    "average", "loc": "location", "lang": "language",
+    "dob": "date of birth", "tel": "telephone", "org": "organization", "env": "environment",
+    "prev": "previous", "attr": "attribute", "attrs": "attributes", "usr": "user", "dur":
+    "duration", "freq": "frequency", "len": "length", "max": "maximum", "min": "minimum",
+}  # fmt: skip
+"""Abbreviations in field names, said out ("ele" of a peak is its elevation)."""
+
+_MOMENT = frozenset("date datetime timestamp at on".split())
+_MOMENT_TIME = frozenset(
+    """create creation update modification modify delete deletion start end finish expiry
+    expire expiration due publish publication close open last event send sent""".split()
+)
+
+
+def dated(name: str) -> bool:
+    """Whether a field holds a moment (``created_at``, ``dueDate``, ``passwordUpdate``,
+    ``start_time``) -- not a duration (``response_time``, ``actual_time_minutes``): its
+    extremes are the earliest and latest, not the lowest and highest."""
+    w = humanize(name.split(".")[-1]).split()
+    if not w:
+        return False
+    if w[-1] in _MOMENT and (len(w) > 1 or w[-1] in ("date", "datetime", "timestamp")):
+        return True
+    if w[-1] == "time" and len(w) > 1:
+        return w[-2] in _MOMENT_TIME or w[-2] in _EVENTS
+    return w[-1] in ("created", "updated", "modified", "update", "expiry", "expiration") or (
+        w[0] == "date" and len(w) == 2
+    )
+
+
+def extreme(name: str, top: bool) -> str:
+    """``highest`` / ``lowest``, or of a moment ``latest`` / ``earliest``."""
+    if dated(name):
+        return "latest" if top else "earliest"
+    return "highest" if top else "lowest"
+
+
+def measure(op: str, name: str) -> str:
+    """What an aggregate of field ``name`` is called: ``total revenue``, ``average price``,
+    ``latest creation date``; ``total entries`` (not "total total entries")."""
+    label = label_of(name)
+    word = extreme(name, op == "max") if op in ("max", "min") else _OP[op]
+    return label if label.split()[0] == word else f"{word} {label}"
+
+
+_OP = {"sum": "total", "avg": "average"}
 
 
 # -- conditions -------------------------------------------------------------------------------
@@ -144,6 +228,10 @@ def _say_bool(words: list[str], v: bool) -> Said:
             sg = f"{yes}s {rest}" if v else f"doesn't {yes} {rest}"
         return Said("", "that " + pl, "that " + sg, pl, sg)
     adj = " ".join(words)
+    if len(words) == 1 and not _adjective(adj):  # "sites that are error"
+        said = f"with {adj} set to {'true' if v else 'false'}"
+        pl = f"have {adj} set to {'true' if v else 'false'}"
+        return Said("", said, said, pl, pl.replace("have", "has", 1))
     if len(words) == 1 or copula:
         pre = (adj if v else _ANTONYM.get(adj, "")) if len(words) == 1 else ""
         word = adj if v else (_ANTONYM.get(adj) or f"not {adj}")
@@ -159,6 +247,33 @@ def _say_bool(words: list[str], v: bool) -> Said:
         f"with {adj} {state}",
         f"have {adj} {state}",
         f"has {adj} {state}",
+    )
+
+
+_ADJECTIVES = frozenset(
+    """active online offline public private open closed hidden visible default free live
+    new read unread done valid invalid primary secondary main available ready busy dirty
+    empty full official premium internal external local global remote mobile secure safe
+    stale current static dynamic final mandatory optional required unique favorite
+    favourite starred pinned muted sensitive anonymous inline nsfw spam test demo beta
+    trial sandbox draft paid healthy blank native sticky urgent important hot cold old
+    recurring personal shared deprecated experimental automatic manual inactive enabled
+    disabled verified locked""".split()
+)
+_ADJECTIVE_ENDS = (
+    "ed", "able", "ible", "al", "ive", "ic", "ous", "ful", "less", "ent", "ant", "ary", "ory",
+    "ing", "ish", "ile", "ian", "ar", "ly", "en",
+)  # fmt: skip
+
+
+def _adjective(word: str) -> bool:
+    """Whether a yes/no field's one word reads as what records *are* ("active", "archived",
+    "visible", "pinned") rather than a thing they have ("error", "alert", "video")."""
+    return (
+        word in _ADJECTIVES
+        or word in _ANTONYM
+        or word in _ANTONYM.values()
+        or (len(word) > 4 and word.endswith(_ADJECTIVE_ENDS))
     )
 
 
@@ -377,7 +492,7 @@ def refer(
         where = []
         for fld, pref in scopes:
             text, lister = parent_name(all_caps or {}, pref, r.get(fld))
-            where.append(f"{label_of(fld)} {text}")
+            where.append(f"{scope_label(fld)} {text}")
             if lister is not None and lister not in listers:
                 listers.append(lister)
         parts.append(quote(r.get(caps.coll.pk)) + (f" (in {', '.join(where)})" if where else ""))
@@ -407,7 +522,18 @@ def scope_noun(model: EnvModel, tool: ToolModel, arg: str, fld: str, pref: str |
     if parent is not None:
         return parent.noun
     p = tool.params.get(arg)
-    return (p.noun if p is not None else None) or label_of(fld)
+    return (p.noun if p is not None else None) or scope_label(fld)
+
+
+def scope_label(fld: str) -> str:
+    """A parent field as the parent it names: ``username`` -> ``user`` ("the feeds of user
+    "drichardson"", not "in username"), ``owner_login`` -> ``owner``."""
+    w = label_of(fld).split()
+    if w in (["username"], ["user", "name"], ["login"], ["user", "login"], ["handle"]):
+        return "user"
+    if len(w) > 1 and w[-1] in ("name", "username", "login", "slug", "handle"):
+        return " ".join(w[:-1])
+    return " ".join(w)
 
 
 def parent_name(

@@ -98,6 +98,11 @@ def field_label(name: str) -> str:
     return text.replace("date time", "time") if text.endswith("date time") else text
 
 
+def _parent_word(name: str) -> str:
+    """A parent argument as the parent it names (``username`` -> ``user``)."""
+    return "user" if words(name) in (["username"], ["user", "name"]) else _strip_id(name)
+
+
 def _strip_id(name: str) -> str:
     w = words(name)
     if len(w) > 1 and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids", "name", "arn"):
@@ -294,7 +299,7 @@ class GoalWriter:
         self, p: Any, s: Source, steps: list[Step], outputs: list[Any], depth: int = 0
     ) -> str:
         pnoun = self._coll_noun(
-            p.ref, p.noun or self._say(_strip_id(p.field or p.name)) or "parent"
+            p.ref, p.noun or self._say(_parent_word(p.field or p.name)) or "parent"
         )
         if s.kind == "ref":
             return self.entity(s, steps, outputs, pnoun, depth)

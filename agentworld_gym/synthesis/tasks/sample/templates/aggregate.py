@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
+from agentworld_gym.synthesis.tasks.model import EnvModel
 from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
 from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote, series
@@ -25,7 +25,6 @@ from agentworld_gym.synthesis.tasks.sample.programs import (
 )
 from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     AGG,
-    OP_WORDS,
     Knobs,
     choose_listed,
     conditions,
@@ -88,7 +87,7 @@ def extreme(
         return Answer(f"It is {pick.get(lf)}.", pick.get(lf))
 
     verbs, fld, num = Verbs(model), field_name(w.path), say.label_of(nf)
-    dir_, label = "highest" if top else "lowest", say.label_of(lf)
+    dir_, label = say.extreme(nf, top), say.label_of(lf)
     one = f"{coll.noun}{scope.text}"
 
     def put(obj: str) -> str:
@@ -169,7 +168,7 @@ def aggregate(
             ],
         )
     else:
-        what = f"{OP_WORDS[op]} {say.label_of(nf)}"
+        what = say.measure(op, nf)
         request = pick(
             rng,
             [
@@ -208,7 +207,7 @@ def answer(rows: list[dict[str, Any]], op: str, nf: str) -> str:
     if op == "count":
         return Answer(f"There are {len(rows)}.", len(rows))
     x = AGG[op]([r[nf] for r in rows if number(r.get(nf))])
-    return Answer(f"The {OP_WORDS[op]} {humanize(nf)} is {fmt(x)}.", x, tolerance=0.01)
+    return Answer(f"The {say.measure(op, nf)} is {fmt(x)}.", x, tolerance=0.01)
 
 
 def group_max(
@@ -392,7 +391,7 @@ def children_agg(
             ],
         )
     else:
-        what = f"{OP_WORDS[op]} {say.label_of(nf)}"
+        what = say.measure(op, nf)
         records = say.np(coll.noun, where, rng)
         request = pick(
             rng,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agentworld_gym.synthesis.tasks.model import EnvModel, humanize, scalar
+from agentworld_gym.synthesis.tasks.model import EnvModel, scalar
 from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
 from agentworld_gym.synthesis.tasks.request.render import cap, quote
@@ -30,7 +30,6 @@ from agentworld_gym.synthesis.tasks.sample.programs import (
 )
 from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     AGG,
-    OP_WORDS,
     Knobs,
     choose,
     fetch,
@@ -133,9 +132,7 @@ def batch_read(
         if mode == "count":
             return Answer(f"{len(matched)} of them.", len(matched))
         x = AGG[params["op"]]([r[nf] for r in matched if number(r.get(nf))])
-        return Answer(
-            f"The {OP_WORDS[params['op']]} {humanize(nf)} is {fmt(x)}.", x, tolerance=0.01
-        )
+        return Answer(f"The {say.measure(params['op'], nf)} is {fmt(x)}.", x, tolerance=0.01)
 
     request = _read_request(rng, mode, noun_of(coll, 2), ref.text, where, params, nf, lf or "")
     kind = {"pick": "pick", "which": "which"}.get(mode, "aggregate")
@@ -188,7 +185,7 @@ def _read_request(
             ],
         )
     if mode == "pick":
-        d = "highest" if params.get("max") else "lowest"
+        d = say.extreme(nf, bool(params.get("max")))
         return pick(
             rng,
             [
@@ -197,7 +194,7 @@ def _read_request(
                 f"Tell me the {label} of whichever of {these} has the {d} {num}.",
             ],
         )
-    what = f"{OP_WORDS[params['op']]} {num}"
+    what = say.measure(params["op"], nf)
     those = f"those that {say.pred(where, rng)}" if where else "them"
     return pick(
         rng,
@@ -306,7 +303,7 @@ def batch_update(
 
     did = verbs.done(writer, "update" if w else "delete")
     if mode == "best":
-        d, num, label = "highest" if params.get("max") else "lowest", humanize(nf), humanize(lf)
+        d, num, label = say.extreme(nf, bool(params.get("max"))), say.label_of(nf), say.label_of(lf)
         one = f"the one with the {d} {num}"
         request = pick(
             rng,

@@ -30,7 +30,12 @@ from agentworld_gym.synthesis.tasks.model import (
     scalar,
     words,
 )
-from agentworld_gym.synthesis.tasks.request.program import MAX_REPEATS, scope_noun
+from agentworld_gym.synthesis.tasks.request.program import (
+    MAX_REPEATS,
+    field_label,
+    scope_label,
+    scope_noun,
+)
 from agentworld_gym.synthesis.tasks.request.render import plural, quote, told
 from agentworld_gym.synthesis.tasks.sample.programs import (
     Caller,
@@ -231,7 +236,8 @@ def noun_of(coll: CollectionModel, n: int) -> str:
 
 
 def field_name(path: str) -> str:
-    return humanize(path.split(".")[-1])
+    """A field a request writes, in words (``created_at`` -> ``creation date``)."""
+    return field_label(path)
 
 
 def choose(
@@ -454,7 +460,7 @@ def named(caps: Caps, records: list[dict[str, Any]], tool: ToolModel | None = No
     scopes = scope_fields(tool or caps.getter)
     parts = []
     for r in records:
-        where = ", ".join(f"{strip_id(f)} {quote(r.get(f))}" for f in scopes)
+        where = ", ".join(f"{scope_label(f)} {quote(r.get(f))}" for f in scopes)
         parts.append(quote(r.get(caps.coll.pk)) + (f" (in {where})" if where else ""))
     return ", ".join(parts)
 
