@@ -12,6 +12,7 @@ See :mod:`agentworld_gym.synthesis.tasks.sample.templates` for the table of ever
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     id_value,
     listing,
     making,
-    name_field,
+    name_fields,
     settings,
     value_for,
 )
@@ -109,7 +110,9 @@ class Part:
     def by(self) -> str:
         """`` (by repository name)`` unless the field is the records' plain name."""
         nw, prof = self.name, self.caps.coll.profile
-        return "" if nw.path in prof.names else f" (by {field_name(nw.path)})"
+        label = field_name(nw.path)
+        plain = nw.path in prof.names or label in ("name", "display name", "title")
+        return "" if plain else f" (by {label})"
 
     @property
     def items(self) -> str:
@@ -194,15 +197,16 @@ def _part(
         return None
     names = [value_at(r, nw.path) for r in rows]
     if (
-        not 3 <= len(rows) <= say.MAX_REPEATS
+        not 2 <= len(rows) <= say.MAX_REPEATS
         or nw.path in source.tool.hidden
         or not all(_sayable_name(n) for n in names)
         or len({str(n).casefold() for n in names}) < len(rows)
     ):
         return None
     scope_args = _scope_args(caps, source.where)
-    if scope_args is None:
-        return None
+    scope = _scope(model, all_caps, caps, source)
+    if scope_args is None or any(map(id_value, re.findall(r'"([^"]*)"', scope.text))):
+        return None  # a scope the request could only give by an id
     w = wm = value = None  # the setting every listed name should carry (new ones too)
     if (
         caps.updater is not None
@@ -235,16 +239,18 @@ def _part(
             w = wm = value = None
     stale = sum(1 for r in kept if w is not None and value_at(r, w.path) != value)
     chosen = {nw.param, *scope_args, *([wm.param] if wm else [])}
+    maker = caps.maker
     mk = making(model, caps, rng, chosen)
     if mk is None or mk.own or mk.names_keys(caps) or any(map(id_value, mk.shared.values())):
         return None
+    if any(_names(maker.params[k].field or k) for k in mk.shared):
+        return None  # one name for every new record
     set_new = wm.args(value) if wm else {}
     creates = [
         mk.copy({**mk.shared, **scope_args, nw.param: typed(a, nw.schema), **set_new}) for a in adds
     ]
     wanted = [str(value_at(r, nw.path)) for r in kept] + adds
     rng.shuffle(wanted)
-    maker = caps.maker
     fixed = [[f, v] for f, v in source.where] + [
         [maker.params[k].field, v]
         for k, v in {**mk.shared, **set_new}.items()
@@ -252,7 +258,6 @@ def _part(
     ]
     params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": source.where, "nf": nw.path}
     params.update(names=wanted, add=adds, all=fixed, g=w.path if w else "", v=value)
-    scope = _scope(model, all_caps, caps, source)
     shared = mk.text(caps) if mk.shared else ""
     return Part(
         caps, source, scope, nw, wanted, adds, creates, len(gone), stale, w, value, shared, params
@@ -325,17 +330,32 @@ def _scope(model: EnvModel, all_caps: dict[str, Caps], caps: Caps, source: Listi
 
 def _name_of(caps: Caps) -> Writable | None:
     """The field a person names records of ``caps`` by, which the maker sets: a name or
-    label the records hold (a client-chosen key counts)."""
-    w = name_field(caps)
-    prof = caps.coll.profile
-    if w is None or not (w.path in prof.names or w.path in prof.labels or w.path == caps.coll.pk):
-        return None
-    return w
+    label (a client-chosen key counts) that the records hold as names, not ids or prose."""
+    coll = caps.coll
+    prof = coll.profile
+    for w in name_fields(caps):
+        if w.path in prof.names or w.path == coll.pk or _names(w.path):
+            values = [value_at(r, w.path) for r in coll.records]
+            if values and sum(map(_sayable_name, values)) >= 0.8 * len(values):
+                return w
+    return None
+
+
+_NAMING = frozenset({"name", "title", "email", "label", "handle", "slug", "username", "login"})
+"""Last words of a field people name records by."""
+
+
+def _names(path: str) -> bool:
+    """A field people name records by (its last word says so)."""
+    said = field_name(path).split()
+    return bool(said) and said[-1] in _NAMING
 
 
 def _sayable_name(value: Any) -> bool:
-    """A name a request can list: short text that is not shaped like an id."""
+    """A name a request can list: a few words, not a sentence, not shaped like an id."""
     if not isinstance(value, str):
+        return False
+    if len(value.split()) > 5 or value.endswith("."):  # a sentence, not a name
         return False
     return 2 <= len(value) <= 40 and '"' not in value and not id_value(value)
 

@@ -603,9 +603,16 @@ def own_values(caps: Caps, making_: Making, rng: random.Random, n: int) -> list[
 
 def name_field(caps: Caps) -> Writable | None:
     """The field new records are told apart by: a free-text name-like field of the maker."""
+    fields = name_fields(caps)
+    return fields[0] if fields else None
+
+
+def name_fields(caps: Caps) -> list[Writable]:
+    """The maker's free-text name-like fields, best first (a client-chosen key, a name, a
+    label)."""
     tool, coll = caps.maker, caps.coll
     if tool is None:
-        return None
+        return []
     keys = [  # a key the client chooses names the record best
         Writable(p.name, coll.pk, p.schema)
         for p in tool.required()
@@ -625,4 +632,4 @@ def name_field(caps: Caps) -> Writable | None:
     texts.sort(
         key=lambda w: (w.path != coll.pk, w.path not in prof.names, w.path not in prof.labels)
     )
-    return texts[0] if texts else None
+    return texts
