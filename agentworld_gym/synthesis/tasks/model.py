@@ -454,6 +454,7 @@ _PHRASES = {"add on": "add-on", "log in": "login", "sign in": "sign-in", "set up
 
 
 def _phrase(noun: str) -> str:
+    """``add on`` -> ``add-on``: a compound as it is written."""
     for loose, said in _PHRASES.items():
         noun = re.sub(rf"\b{loose}\b", said, noun)
     return noun
@@ -489,7 +490,12 @@ _NOT_HEADS = frozenset(
     all by for from to of in on with and or the a an get set put post patch new""".split()
 )
 """Words of tool names that name no kind of record."""
-_LEADS = frozenset({v for vs in _VERBS.values() for v in vs} | {"write", "check"})
+_LEADS = frozenset(
+    """get list create update delete remove add patch put fetch retrieve describe query find
+    insert modify edit write check lookup""".split()
+)
+"""Verbs that begin a tool's name ("get log file url"), not a noun ("post", "search",
+"set", "archive", "read" may be either)."""
 _IDS = ("id", "ids", "uuid", "uuids", "gid")
 
 
