@@ -37,6 +37,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     given,
     making,
     name_field,
+    naming,
     noun_of,
     number,
     own_values,
@@ -346,8 +347,15 @@ def _fields(caps: Caps, args: dict[str, Any]) -> list[list[Any]]:
 def create_batch(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
 ) -> Program | None:
-    """Create several records the request lists; a field set by a rule over a number."""
-    caps = choose(all_caps, rng, lambda c: c.maker is not None and name_field(c) is not None)
+    """Create several records the request lists by what people name them by (a name, a
+    title, an email: not "these froms" or "these ids"); a field set by a rule over a
+    number."""
+
+    def named(c: Caps) -> bool:
+        w = name_field(c)
+        return w is not None and naming(c, w)
+
+    caps = choose(all_caps, rng, lambda c: c.maker is not None and named(c))
     if caps is None:
         return None
     coll, nw = caps.coll, name_field(caps)

@@ -31,6 +31,7 @@ from agentworld_gym.synthesis.tasks.sample.programs import (
     value_at,
 )
 from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
+    NAMING_WORDS,
     Knobs,
     Listing,
     field_name,
@@ -38,6 +39,8 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     listing,
     making,
     name_fields,
+    naming,
+    sayable_name,
     settings,
     value_for,
 )
@@ -199,7 +202,7 @@ def _part(
     if (
         not 2 <= len(rows) <= say.MAX_REPEATS
         or nw.path in source.tool.hidden
-        or not all(_sayable_name(n) for n in names)
+        or not all(sayable_name(n) for n in names)
         or len({str(n).casefold() for n in names}) < len(rows)
     ):
         return None
@@ -226,7 +229,7 @@ def _part(
     for _ in range(4 if long else 1):
         gone = rng.sample(rows, rng.randint(*cut))
         fresh = (fresh_text(rng, nw.path, coll.noun) for _ in range(rng.randint(*more)))
-        adds = [a for a in dict.fromkeys(fresh) if a.casefold() not in taken and _sayable_name(a)]
+        adds = [a for a in dict.fromkeys(fresh) if a.casefold() not in taken and sayable_name(a)]
         if adds and (best is None or len(gone) + len(adds) > best[0]):
             best = (len(gone) + len(adds), gone, adds)
     if best is None:
@@ -243,7 +246,8 @@ def _part(
     mk = making(model, caps, rng, chosen)
     if mk is None or mk.own or mk.names_keys(caps) or any(map(id_value, mk.shared.values())):
         return None
-    if any(_names(maker.params[k].field or k) for k in mk.shared):
+    said = [field_name(maker.params[k].field or k).split()[-1:] for k in mk.shared]
+    if any(w and w[0] in NAMING_WORDS for w in said):
         return None  # one name for every new record
     set_new = wm.args(value) if wm else {}
     creates = [
@@ -332,32 +336,12 @@ def _name_of(caps: Caps) -> Writable | None:
     """The field a person names records of ``caps`` by, which the maker sets: a name or
     label (a client-chosen key counts) that the records hold as names, not ids or prose."""
     coll = caps.coll
-    prof = coll.profile
     for w in name_fields(caps):
-        if w.path in prof.names or w.path == coll.pk or _names(w.path):
-            values = [value_at(r, w.path) for r in coll.records]
-            if values and sum(map(_sayable_name, values)) >= 0.8 * len(values):
-                return w
+        values = [value_at(r, w.path) for r in coll.records]
+        key = w.path == coll.pk and sum(map(sayable_name, values)) >= 0.8 * len(values)
+        if values and (naming(caps, w) or key):
+            return w
     return None
-
-
-_NAMING = frozenset({"name", "title", "email", "label", "handle", "slug", "username", "login"})
-"""Last words of a field people name records by."""
-
-
-def _names(path: str) -> bool:
-    """A field people name records by (its last word says so)."""
-    said = field_name(path).split()
-    return bool(said) and said[-1] in _NAMING
-
-
-def _sayable_name(value: Any) -> bool:
-    """A name a request can list: a few words, not a sentence, not shaped like an id."""
-    if not isinstance(value, str):
-        return False
-    if len(value.split()) > 5 or value.endswith("."):  # a sentence, not a name
-        return False
-    return 2 <= len(value) <= 40 and '"' not in value and not id_value(value)
 
 
 def _scope_args(caps: Caps, where: list[list[Any]]) -> dict[str, Any] | None:

@@ -602,9 +602,31 @@ def own_values(caps: Caps, making_: Making, rng: random.Random, n: int) -> list[
 
 
 def name_field(caps: Caps) -> Writable | None:
-    """The field new records are told apart by: a free-text name-like field of the maker."""
+    """The field new records are told apart by: a free-text field of the maker that people
+    name things by (:func:`naming`), else the best name-like one."""
     fields = name_fields(caps)
-    return fields[0] if fields else None
+    return next((w for w in fields if naming(caps, w)), fields[0] if fields else None)
+
+
+NAMING_WORDS = frozenset({"name", "title", "email", "label", "handle", "slug", "username", "login"})
+"""Last words of a field people name records by."""
+
+
+def naming(caps: Caps, w: Writable) -> bool:
+    """``w`` is a field people name records by ("name", "display name", "email": not a
+    creation time or a file URL), and the records' values of it read as names."""
+    said = field_name(w.path).split()
+    if not (w.path in caps.coll.profile.names or said[-1:] and said[-1] in NAMING_WORDS):
+        return False
+    values = [get_path(r, w.path) for r in caps.coll.records]
+    return sum(map(sayable_name, values)) >= 0.8 * len(values)
+
+
+def sayable_name(value: Any) -> bool:
+    """A name a request can list: a few words, not a sentence, not shaped like an id."""
+    if not isinstance(value, str) or len(value.split()) > 5 or value.endswith("."):
+        return False
+    return 2 <= len(value) <= 40 and '"' not in value and not id_value(value)
 
 
 def name_fields(caps: Caps) -> list[Writable]:
