@@ -265,6 +265,8 @@ _PAGING = frozenset(
         "page", "pages", "per page", "page size", "page number", "page token", "next page",
         "total size", "total count", "total pages", "total results", "total items", "limit",
         "offset", "cursor", "next cursor", "next page token", "prev", "next", "has more",
+        "total elements", "current page", "page count", "number of elements", "first page uri",
+        "next page uri", "previous page uri", "page uri", "total entries",
     }
 )  # fmt: skip
 

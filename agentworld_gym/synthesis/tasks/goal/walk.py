@@ -38,6 +38,7 @@ from agentworld_gym.synthesis.tasks.model import (
     EnvModel,
     humanize,
     looks_like_id,
+    paging,
     words,
 )
 from agentworld_gym.synthesis.tasks.request import render
@@ -225,6 +226,7 @@ class GraphTaskBuilder(TaskBuilder):
                 "." in k
                 or not _answerable(v)
                 or k in _BORING
+                or paging(k)
                 or (coll and (k == coll.pk or k in coll.references))
             ):
                 continue
