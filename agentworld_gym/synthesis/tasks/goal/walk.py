@@ -42,7 +42,7 @@ from agentworld_gym.synthesis.tasks.model import (
     words,
 )
 from agentworld_gym.synthesis.tasks.request import render
-from agentworld_gym.synthesis.tasks.request.walk import Fact, GoalWriter
+from agentworld_gym.synthesis.tasks.request.walk import Fact, GoalWriter, field_label
 from agentworld_gym.synthesis.tasks.runner import Runner
 from agentworld_gym.synthesis.tasks.sample.graph import EDGE_NAMES
 from agentworld_gym.synthesis.tasks.sample.walk import Source, Step, Walk
@@ -244,18 +244,22 @@ class GraphTaskBuilder(TaskBuilder):
             out.append(Fact(i, kind, k, join(step.record_path, k), rec[k]))
         return out
 
-    def _fact_label(self, f: Fact, steps: list[Step], short: bool = False) -> str:
+    def _fact_label(
+        self, f: Fact, steps: list[Step], short: bool = False, said: bool = True
+    ) -> str:
+        """A fact as the rubric and the reference answer say it ("item creation time",
+        as the request does); ``said=False``: the field's own words, for answer keys."""
         noun = self.writer.noun(steps[f.step])
         where = "" if short else f" (step {f.step + 1})"
         if f.kind == "count":
             return f"number of {render.plural(noun)}{where}"
-        return f"{noun} {humanize(f.field)}{where}"
+        return f"{noun} {field_label(f.field) if said else humanize(f.field)}{where}"
 
     def _field_names(self, facts: list[Fact], steps: list[Step]) -> list[str]:
         """A snake_case answer-field name per fact, unique within the task."""
         names: list[str] = []
         for f in facts:
-            base = "_".join(words(self._fact_label(f, steps, short=True))) or "value"
+            base = "_".join(words(self._fact_label(f, steps, True, said=False))) or "value"
             name, n = base, 2
             while name in names:
                 name, n = f"{base}_{n}", n + 1
