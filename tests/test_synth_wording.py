@@ -138,6 +138,7 @@ def test_yes_no_fields_named_by_a_noun_are_not_adjectives() -> None:
     assert np("site", [["archived", True]], rng) == "archived sites"
     assert np("site", [["active", False]], rng) == "inactive sites"
     assert pred([["pinned", True]], rng) == "are pinned"
+    assert pred([["inbound", False]], rng) == "are not inbound"
 
 
 def test_a_parent_named_by_its_username_is_a_user() -> None:

@@ -258,7 +258,8 @@ _ADJECTIVES = frozenset(
     favourite starred pinned muted sensitive anonymous inline nsfw spam test demo beta
     trial sandbox draft paid healthy blank native sticky urgent important hot cold old
     recurring personal shared deprecated experimental automatic manual inactive enabled
-    disabled verified locked""".split()
+    disabled verified locked standard explicit implicit sold inbound outbound complete
+    incomplete overdue late due ok alive fake real true false""".split()
 )
 _ADJECTIVE_ENDS = (
     "ed", "able", "ible", "al", "ive", "ic", "ous", "ful", "less", "ent", "ant", "ary", "ory",
