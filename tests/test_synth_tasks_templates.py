@@ -225,6 +225,34 @@ def test_reconcile_script_wants_exactly_the_listed_names():
     both = {**done, "projects": [STATE["projects"][0]]}
     assert verify(both, "I deleted 2 in all.") == 1.0
     assert verify(done, "2") < 1.0  # the second collection left as it was
+    # two scopes of one collection: each part's records are the other's to change
+    p2 = {**part, "w": [["project_id", "p2"]], "names": ["T3"], "add": [], "g": "", "v": None}
+    p = {"parts": [part, {**p2, "all": [["project_id", "p2"]]}]}
+    assert verify(done, "1") == 1.0
+    assert verify({**done, "tasks": [{**t2, "owner": "cy"}, new]}, "2") < 0.6  # p2's task gone
+
+
+def test_long_reconcile_of_one_collection_sets_up_two_scopes():
+    spec = make_full_env()
+    model, runner = build_model(spec), Runner(spec)
+    caps = capabilities(model, runner)
+    made = [
+        reconcile(model, caps, random.Random(seed), Knobs(long=True, min_calls=8))
+        for seed in range(40)
+    ]
+    two = [p for p in made if p is not None and len(p.params["parts"]) == 2]
+    assert two
+    for prog in two[:3]:
+        a, b = prog.params["parts"]
+        assert a["c"] == b["c"] == "tasks" and a["w"] != b["w"]
+        caller = Caller(runner, "t", 19)
+        answer = prog.run(caller)
+        result = run_function(
+            script("reconcile", prog.params),
+            "verify",
+            [runner.base.snapshot(), caller.ctx.db.snapshot(), str(answer)],
+        )
+        assert result.ok and reward_of(result.value) == 1.0, (result, prog.request)
 
 
 # -- templates, end to end ------------------------------------------------------------------

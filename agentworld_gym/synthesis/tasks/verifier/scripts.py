@@ -97,22 +97,26 @@ BODIES = {
  return round(0.7 * ok / max(len(t), 1) + 0.3 * (nd in num(answer)), 6)
 """,
     "reconcile": """def verify(initial_state, final_state, answer):
- ok = nd = n = 0
+ I, F = initial_state, final_state; ok = nd = n = 0; scope = {}; made = {}
  for q in P["parts"]:
-  k, nf, c = q["k"], q["nf"], q["c"]; want = set(q["names"])
-  t = {str(r.get(k)) for r in initial_state.get(c, []) if hit(r, q["w"])}
-  f = {str(r.get(k)): r for r in final_state.get(c, [])}
-  for r in initial_state.get(c, []):
-   x = f.get(str(r.get(k)))
-   if str(r.get(k)) not in t:
-    if x != r: return 0.0
-   elif str(g(r, nf)) not in want: nd += 1; ok += x is None
+  c, k = q["c"], q["k"]; made[c] = made.get(c, 0) + len(q["add"])
+  scope.setdefault(c, (k, set()))[1].update(str(r.get(k)) for r in I.get(c, []) if hit(r, q["w"]))
+ for c, (k, t) in scope.items():
+  f = {str(r.get(k)): r for r in F.get(c, [])}; old = {str(r.get(k)) for r in I.get(c, [])}
+  if any(str(r.get(k)) not in t and f.get(str(r.get(k))) != r for r in I.get(c, [])): return 0.0
+  if sum(1 for r in F.get(c, []) if str(r.get(k)) not in old) > made[c]: return 0.0
+ for q in P["parts"]:
+  c, k, nf = q["c"], q["k"], q["nf"]; want = set(q["names"])
+  f = {str(r.get(k)): r for r in F.get(c, [])}; old = {str(r.get(k)) for r in I.get(c, [])}
+  for r in I.get(c, []):
+   if not hit(r, q["w"]): continue
+   x = f.get(str(r.get(k))); n += 1
+   if str(g(r, nf)) not in want: nd += 1; ok += x is None
    else: ok += x is not None and g(x, nf) == g(r, nf) and (not q["g"] or g(x, q["g"]) == q["v"])
-  old = {str(r.get(k)) for r in initial_state.get(c, [])}
-  new = [r for r in final_state.get(c, []) if str(r.get(k)) not in old]
+  new = [r for r in F.get(c, []) if str(r.get(k)) not in old and hit(r, q["w"])]
   if len(new) > len(q["add"]): return 0.0
   ok += sum(sum(1 for r in new if str(g(r, nf)) == a and hit(r, q["all"])) == 1 for a in q["add"])
-  n += len(t) + len(q["add"])
+  n += len(q["add"])
  return round(0.7 * ok / n + 0.3 * (nd in num(answer)), 6)
 """,
     "create": """def verify(initial_state, final_state, answer):

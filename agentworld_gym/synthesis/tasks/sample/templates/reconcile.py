@@ -135,15 +135,23 @@ def reconcile(
     pool = [c for c in all_caps.values() if (c.lister or c.scoped) and _fits(c, verbs)]
     if not pool:
         return None
-    two = knobs.long and len(pool) >= 2
     first = rng.choice(pool)
-    parts = [_part(model, all_caps, rng, first, knobs.long and not two, verbs)]
-    if two:
-        other = rng.choice([c for c in pool if c is not first])
-        parts.append(_part(model, all_caps, rng, other, False, verbs))
+    parts = [_part(model, all_caps, rng, first, False, verbs)]
+    if knobs.long:  # a configuration of two collections, or of one in two scopes
+        others = [c for c in pool if c is not first]
+        b = _part(model, all_caps, rng, rng.choice(others), False, verbs) if others else None
+        for _ in range(3 if b is None and first.scoped else 0):
+            b = _part(model, all_caps, rng, first, False, verbs)
+            if b is not None and parts[0] is not None and _apart(parts[0], b):
+                break
+            b = None
+        parts = (
+            [parts[0], b] if b is not None else [_part(model, all_caps, rng, first, True, verbs)]
+        )
     if any(p is None for p in parts):
         return None
     done: list[Part] = [p for p in parts if p is not None]
+    two = len(done) == 2
     n_calls = sum(p.calls for p in done)
     tools = len(set().union(*(p.tools for p in done)))
     if n_calls > knobs.max_calls or (knobs.long and n_calls < knobs.min_calls):
@@ -168,6 +176,11 @@ def reconcile(
         2,
         run,
     )
+
+
+def _apart(a: Part, b: Part) -> bool:
+    """Two parts of one collection in two different scopes (no record in both)."""
+    return bool(a.source.where and b.source.where and a.source.where != b.source.where)
 
 
 def _fits(c: Caps, verbs: Verbs) -> bool:
@@ -308,12 +321,13 @@ def _request(parts: list[Part], verbs: Verbs, rng: random.Random) -> str:
         new = f" New {p.nouns} get {p.shared}." if p.shared else ""
         lines.append(f"{cap(p.nouns)}{p.scope.text}{p.by}: exactly {p.items}{each}.{new}")
     a, b = parts
+    both = a.nouns if a.nouns == b.nouns else f"{a.nouns} and the {b.nouns}"
     head = pick(
         rng,
         [
-            f"Please set up the {a.nouns} and the {b.nouns} as follows.",
-            f"I need the {a.nouns} and {b.nouns} to match this configuration.",
-            f"Here is how the {a.nouns} and the {b.nouns} should look.",
+            f"Please set up the {both} as follows.",
+            f"I need the {both} to match this configuration.",
+            f"Here is how the {both} should look.",
         ],
     )
     tail = pick(
@@ -339,6 +353,7 @@ def _name_of(caps: Caps) -> Writable | None:
     for w in name_fields(caps):
         values = [value_at(r, w.path) for r in coll.records]
         key = w.path == coll.pk and sum(map(sayable_name, values)) >= 0.8 * len(values)
+        key = key and field_name(w.path).split()[-1:] != ["type"]  # a kind names no record
         if values and (naming(caps, w) or key):
             return w
     return None
