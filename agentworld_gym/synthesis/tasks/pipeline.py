@@ -304,6 +304,7 @@ class EnvSynthesizer:
             distractors=cfg.distractors,
             given=not cfg.hide_ids,
             rich=not self.late,
+            strict=self.graphs.strict,
         )
         return self.programs.build(rng, task_id, knobs, tuple(sorted(cfg.patterns)))
 

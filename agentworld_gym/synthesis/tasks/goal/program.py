@@ -144,11 +144,12 @@ class ProgramTaskBuilder(TaskBuilder):
     def __init__(self, model: EnvModel, runner: Runner, seed: int, llm: Any = None) -> None:
         super().__init__(model, runner, seed, llm)
         self.caps = capabilities(model, runner)
-        self.misses: Counter[tuple[str, bool]] = Counter()
-        """Draws without an instance per template and horizon; past ``MAX_MISSES`` (plus two
-        per draw that had one) it is not tried again for that horizon (a template that has no
-        long instance may still have short ones)."""
-        self.hits: Counter[tuple[str, bool]] = Counter()
+        self.misses: Counter[tuple[str, bool, bool]] = Counter()
+        """Draws without an instance per template, horizon and strictness; past
+        ``MAX_MISSES`` (plus two per draw that had one) it is not tried again for those (a
+        template that has no long instance may still have short ones, and one the readability
+        rules refuse may still serve an environment under its floor)."""
+        self.hits: Counter[tuple[str, bool, bool]] = Counter()
         self.writer = ProgramWriter(model, runner, llm, seed) if llm is not None else None
         """The LLM route: programs written in Python (see
         :mod:`agentworld_gym.synthesis.tasks.sample.llm.writer`)."""
@@ -163,7 +164,8 @@ class ProgramTaskBuilder(TaskBuilder):
         names = [
             n
             for n in TEMPLATES
-            if self.misses[n, knobs.long] < MAX_MISSES + 2 * self.hits[n, knobs.long]
+            if self.misses[n, knobs.long, knobs.strict]
+            < MAX_MISSES + 2 * self.hits[n, knobs.long, knobs.strict]
             and (not knobs.long or n in LONG)
             and (not patterns or n in patterns)
         ]
@@ -216,9 +218,9 @@ class ProgramTaskBuilder(TaskBuilder):
         for _ in range(3):
             program = TEMPLATES[name](self.model, self.caps, rng, knobs)
             if program is not None:
-                self.hits[name, knobs.long] += 1
+                self.hits[name, knobs.long, knobs.strict] += 1
                 return name, program
-        self.misses[name, knobs.long] += 1
+        self.misses[name, knobs.long, knobs.strict] += 1
         return name, None
 
     def _writes(self, calls: list[dict[str, Any]]) -> int:

@@ -109,6 +109,9 @@ class Knobs:
     rich: bool = True
     """Trade a plain loop of writes for a program with more control flow where one fits
     (late rounds turn this off: an environment short of tasks takes what it affords)."""
+    strict: bool = True
+    """Refuse what reads poorly (new records listed by a field people do not name things
+    by); off past the rounds, for an environment under its floor of tasks."""
 
 
 @dataclass
