@@ -326,8 +326,8 @@ class EnvSynthesizer:
             # past the rounds, an environment still under the floor keeps it with requests
             # the readability rules would refuse (the audit counts them)
             self.graphs.strict = round_ < cfg.attempts
-            # separate asks glued into one request read worst: allowed only in the last rounds
-            self.graphs.one_errand = round_ < cfg.attempts + EXTRA_ROUNDS // 2
+            # separate asks glued into one request read worst: allowed two rounds later
+            self.graphs.one_errand = round_ < cfg.attempts + 2
             if self.late:
                 _reallocate(plan, kept, idle, last=round_ >= cfg.attempts - 1)
             short = {k for k in KINDS if len(kept[k]) < plan[k]}

@@ -77,7 +77,7 @@ class GraphTaskBuilder(TaskBuilder):
         """Refuse walks whose request reads badly (see :attr:`GoalWriter.problems`)."""
         self.one_errand = True
         """Refuse walks that ask separate things (an environment still under its floor in the
-        last rounds turns this off, after the readability rules)."""
+        extra rounds turns this off, two rounds after the readability rules)."""
 
     def build(
         self, walk: Walk, rng: random.Random, task_id: str, min_calls: int = 1
