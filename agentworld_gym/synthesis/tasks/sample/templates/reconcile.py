@@ -283,7 +283,8 @@ def _part(
 
 def _request(parts: list[Part], verbs: Verbs, rng: random.Random) -> str:
     """The end state in words: one list ("The keys in project "Apollo" should be exactly
-    these: ..."), or a configuration of two."""
+    these: ...; delete any others and add the missing ones"), or a configuration of two. The
+    names share a sentence with the verbs that make them so (the tools' own words)."""
     if len(parts) == 1:
         p = parts[0]
         caps = p.caps
@@ -294,11 +295,12 @@ def _request(parts: list[Part], verbs: Verbs, rng: random.Random) -> str:
         extra = f" with {p.shared}" if p.shared else ""
         also = ""
         if p.w is not None:
+            made = verbs.done(caps.maker, "create")
             also = pick(
                 rng,
                 [
-                    f" Each of them should have {p.setting_text}.",
-                    f" All of them should end with {p.setting_text}.",
+                    f" Each of them, the ones you {made} included, should have {p.setting_text}.",
+                    f" All of them should end with {p.setting_text}, the ones you {made} too.",
                 ],
             )
         ask = pick(
@@ -307,19 +309,24 @@ def _request(parts: list[Part], verbs: Verbs, rng: random.Random) -> str:
         return pick(
             rng,
             [
-                f"The {nouns}{tail} should be exactly these{by}: {items}. {cap(drop)} any others "
-                f"and {make} the missing ones{extra}.{also}{ask}",
-                f"Please bring the {nouns}{tail} in line with this list{by}: {items}. Anything "
-                f"not on it should go; {make} whatever is missing{extra}.{also}{ask}",
-                f"I want only these {nouns}{tail}{by}: {items}. {cap(drop)} the rest and {make} "
-                f"any that don't exist yet{extra}.{also}{ask}",
+                f"The {nouns}{tail} should be exactly these{by}: {items}; {drop} any others and "
+                f"{make} the missing ones{extra}.{also}{ask}",
+                f"Please {drop} the {nouns}{tail} that are not on this list and {make} the "
+                f"missing ones{extra}{by}: {items}.{also}{ask}",
+                f"I want only these {nouns}{tail}{by}: {items}; {drop} the rest and {make} any "
+                f"that don't exist yet{extra}.{also}{ask}",
             ],
         )
     lines = []
     for p in parts:
+        make = verbs.word(p.caps.maker, rng, "create")
+        drop = verbs.word(p.caps.deleter, rng, "delete")
         each = f", each with {p.setting_text}" if p.w is not None else ""
-        new = f" New {p.nouns} get {p.shared}." if p.shared else ""
-        lines.append(f"{cap(p.nouns)}{p.scope.text}{p.by}: exactly {p.items}{each}.{new}")
+        new = f" The {p.nouns} you {make} get {p.shared}." if p.shared else ""
+        lines.append(
+            f"{cap(make)} or {drop} {p.nouns}{p.scope.text} so that exactly these remain{p.by}: "
+            f"{p.items}{each}.{new}"
+        )
     a, b = parts
     both = a.nouns if a.nouns == b.nouns else f"{a.nouns} and the {b.nouns}"
     head = pick(
@@ -332,12 +339,7 @@ def _request(parts: list[Part], verbs: Verbs, rng: random.Random) -> str:
     )
     tail = pick(
         rng,
-        [
-            " Remove anything not listed and add whatever is missing. Then tell me how many you "
-            "removed in all.",
-            " Anything not on these lists should go, and anything missing should be added. How "
-            "many did you remove altogether?",
-        ],
+        [" Then tell me how many you removed in all.", " How many did you remove altogether?"],
     )
     return head + " " + " ".join(lines) + tail
 
