@@ -359,7 +359,8 @@ def past(verb: str) -> str:
         and verb[-2] in "aeiou"
         and verb[-3] not in "aeiou"
     )
-    if verb in _DOUBLE or (cvc and len(verb) <= 4):
+    one_syllable = len(re.findall(r"[aeiou]+", verb)) == 1  # "stop", not "edit" or "visit"
+    if verb in _DOUBLE or (cvc and len(verb) <= 4 and one_syllable):
         return verb + verb[-1] + "ed"
     return verb + "ed"
 

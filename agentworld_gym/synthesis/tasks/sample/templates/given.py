@@ -365,7 +365,10 @@ def batch_write(
     coll = caps.coll
     delete = caps.updater is None or (caps.deleter is not None and rng.random() < 0.35)
     writer = caps.deleter if delete else caps.updater
-    w = None if delete else rng.choice(caps.writable)
+    states = settings(caps, coll.records)  # one value on several records: a setting
+    if not delete and not states:
+        return None
+    w = None if delete else rng.choice(states)
     scopes = scope_fields(writer)
     rows = [r for r in coll.records if all(scalar(r.get(f)) for f in [coll.pk, *scopes])]
     lo = max(2, knobs.min_calls)

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentworld_gym.synthesis.tasks.model import EnvModel, humanize
+from agentworld_gym.synthesis.tasks.model import EnvModel, humanize, looks_like_id
 from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
 from agentworld_gym.synthesis.tasks.request.render import cap, plural, quote, series, told
@@ -35,6 +35,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     field_name,
     fmt,
     given,
+    id_value,
     making,
     name_field,
     naming,
@@ -105,11 +106,14 @@ def lookup_branch(
         target = rng.choice(related)
     else:
         return None
-    w = rng.choice(tcaps.writable)
+    fields_ = [x for x in tcaps.writable if not looks_like_id(x.path)]  # never "change its id"
+    if not fields_:
+        return None
+    w = rng.choice(fields_)
     if w.path == f and target is a:
         return None
     x, y = value_for(w, tcaps, [target], rng), value_for(w, tcaps, [target], rng)
-    if x is MISSING or y is MISSING or x == y:
+    if x is MISSING or y is MISSING or x == y or id_value(x) or id_value(y):
         return None
     if numeric:
         nums = sorted({r[f] for r in coll.records if number(r.get(f))})

@@ -357,7 +357,11 @@ def conditions(
 ) -> list[tuple[list[list[Any]], list]]:
     """``(where, targets)`` options: one categorical condition (two with distractors)."""
     coll = caps.coll
-    fields = [f for f in coll.profile.categorical if f not in avoid and f not in hidden]
+    fields = [  # records are picked by a state, not by their name ("have name "X"")
+        f
+        for f in coll.profile.categorical
+        if f not in avoid and f not in hidden and f not in coll.profile.names
+    ]
     rng.shuffle(fields)
     out = []
     for f in fields:
