@@ -242,11 +242,14 @@ def test_long_reconcile_of_one_collection_sets_up_two_scopes():
     ]
     two = [p for p in made if p is not None and len(p.params["parts"]) == 2]
     assert two
+    facts = audit.env_facts(spec.to_dict())
     for prog in two[:3]:
         a, b = prog.params["parts"]
         assert a["c"] == b["c"] == "tasks" and a["w"] != b["w"]
         caller = Caller(runner, "t", 19)
         answer = prog.run(caller)
+        task = {"instruction": prog.request, "gold": {"calls": caller.calls}}
+        assert not audit.verb_mismatches(task, facts), prog.request  # each write worded so
         result = run_function(
             script("reconcile", prog.params),
             "verify",
