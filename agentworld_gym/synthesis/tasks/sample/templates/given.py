@@ -36,6 +36,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     field_name,
     fmt,
     given,
+    id_value,
     noun_of,
     number,
     scope_fields,
@@ -54,12 +55,21 @@ def _readable(c: Caps) -> bool:
 
 
 def _condition(caps: Caps, chosen: list[dict], rng: random.Random, avoid: str = "") -> list:
-    """``[[field, value]]`` met by some of ``chosen`` (a value one of them has)."""
-    fields = [f for f in caps.coll.profile.categorical if f != avoid and visible(caps, f)]
+    """``[[field, value]]`` met by some of ``chosen`` (a value one of them has): a state,
+    never their name, another record's key or an id-shaped value."""
+    coll = caps.coll
+    fields = [
+        f
+        for f in coll.profile.categorical
+        if f != avoid
+        and visible(caps, f)
+        and f not in coll.profile.names
+        and f not in coll.references
+    ]
     if not fields:
         return []
     f = rng.choice(fields)
-    values = [r.get(f) for r in chosen if r.get(f) is not None]
+    values = [r.get(f) for r in chosen if r.get(f) is not None and not id_value(r.get(f))]
     return [[f, rng.choice(values)]] if values else []
 
 
