@@ -269,8 +269,11 @@ def branch(
     caps, source = found
     coll = caps.coll
     nf = rng.choice([f for f in coll.profile.numeric if f not in source.tool.hidden] or [""])
-    w = rng.choice(caps.writable)
-    if not nf or w.path == nf:
+    states = settings(caps, source.rows)  # written to many records: a setting, not a name
+    if not nf or not states:
+        return None
+    w = rng.choice(states)
+    if w.path == nf:
         return None
     rows = source.rows
     where: list[list[Any]] = []
