@@ -213,6 +213,22 @@ def write(rep: dict[str, Any], out_dir: Path) -> str:
     return table
 
 
+def write_results(results: dict[str, dict[str, EvalResult]], out_dir: Path) -> Path:
+    """``eval_results.json``: every model's per-set results, per-episode successes included,
+    so that evaluations from separate runs on the same sets can be paired later
+    (:func:`read_results`, then :func:`report`)."""
+    path = Path(out_dir) / "eval_results.json"
+    data = {label: {s: r.to_dict() for s, r in per.items()} for label, per in results.items()}
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def read_results(path: Path) -> dict[str, dict[str, EvalResult]]:
+    """The results :func:`write_results` wrote."""
+    data = json.loads(Path(path).read_text())
+    return {label: {s: EvalResult(**r) for s, r in per.items()} for label, per in data.items()}
+
+
 def plot(rep: dict[str, Any], path: Path) -> Path:
     """Grouped bars: success per set and model, with the 95% bootstrap intervals."""
     import matplotlib

@@ -309,6 +309,7 @@ def _finish(summary, results, tracker, out_dir, t_start, eval_cfg: EvalConfig) -
     if results:
         rep = heldout.report(results, eval_cfg.bootstrap_resamples)
         table = heldout.write(rep, out_dir)
+        heldout.write_results(results, out_dir)
         print("\nHeld-out evaluation (success, 95% bootstrap CI; differences paired):")
         print(table)
         for label, per_set in results.items():

@@ -89,6 +89,21 @@ def test_pipeline_runs_sft_grpo_and_eval(tmp_path):
     assert summary["grpo/reward_without_ok_call"] >= 0.0
     report = json.loads((tmp_path / "eval_report.json").read_text())
     assert "trained-sft" in report["held-out envs"]["diff"]
+    # per-episode results, so that evaluations from separate runs can be paired later
+    from algorithms import heldout
+
+    results = heldout.read_results(tmp_path / "eval_results.json")
+    assert set(results) == {"base", "sft", "trained"}
+    again = heldout.report(results, cfg.eval.bootstrap_resamples)
+    assert json.loads(json.dumps(again)) == report
+    from pair_evals import main as pair_evals
+
+    pair_evals([str(tmp_path / "paired"), f"base={tmp_path}", f"sft={tmp_path}:trained"])
+    paired = json.loads((tmp_path / "paired" / "eval_report.json").read_text())
+    assert (
+        paired["held-out envs"]["diff"]["sft-base"]
+        == report["held-out envs"]["diff"]["trained-base"]
+    )
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert {r["phase"] for r in rows} >= {"eval_base", "sft", "grpo", "eval_trained"}
     assert (tmp_path / "checkpoints").is_dir()
