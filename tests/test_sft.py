@@ -20,6 +20,8 @@ from algorithms.pool import EnvPoolConfig, TaskPool  # noqa: E402
 from algorithms.sft import (  # noqa: E402
     Example,
     SFTConfig,
+    answer_stop_probs,
+    call_start_tokens,
     gold_budget,
     gold_examples,
     run_sft,
@@ -92,9 +94,46 @@ def test_sft_logs_the_turn_decisions_and_can_weight_them(tmp_path, toy_pool):
     plain, _ = _one_step(toy_pool, tmp_path / "a")
     weighted, _ = _one_step(toy_pool, tmp_path / "b", turn_start_weight=5.0)
     # the probabilities are of the same untrained model before its first update
-    for key in ("sft/turn_start_p", "sft/answer_start_p"):
+    for key in ("sft/turn_start_p", "sft/answer_start_p", "sft/answer_stop_p"):
         assert 0.0 < plain[key] < 1.0
         assert weighted[key] == pytest.approx(plain[key])
     assert plain["sft/answer_start_p"] != plain["sft/turn_start_p"]
     # the weighted loss leans towards the (hard) turn-start tokens: a larger mean
     assert weighted["sft/loss"] > plain["sft/loss"]
+
+
+def test_answer_stop_p_is_one_minus_the_call_opening_probability(toy_pool):
+    """``sft/answer_stop_p`` is the decision to answer, not the answer's first word: at the
+    position before each final answer, one minus the probability of every token that opens a
+    gold call, the same as a plain forward pass of the whole trajectory gives."""
+    from algorithms.grpo.logprobs import make_micro_batches, token_logprobs, token_logprobs_probed
+
+    torch.manual_seed(0)
+    policy = load_policy(ModelConfig(name="tiny", lora=False, dtype="float32"))
+    examples = gold_examples(policy, toy_pool, "all", max_tokens=10_000)
+    calls = call_start_tokens(examples)
+    tok = policy.tokenizer
+    assert calls and all(
+        tok.decode(e.token_ids[s : s + 3]).startswith("<")
+        for e in examples
+        for s, _ in e.turns()[:-1]
+    ), tok.convert_ids_to_tokens(calls)
+    asked = [e for e in examples if len(e.turns()) >= 2]
+    assert asked
+    (mb,) = make_micro_batches([e.token_ids for e in asked], [e.mask for e in asked], 8, True)
+    model = policy.model.eval()
+    with torch.no_grad():
+        logp, call_p = token_logprobs_probed(model, mb, calls)
+        plain, _ = token_logprobs(model, mb)
+    assert torch.allclose(logp, plain)
+    stops = answer_stop_probs(call_p, mb, [asked[r] for r in mb.rows], calls)
+    expected, first_word = [], []
+    for r in mb.rows:
+        e, answer = asked[r], asked[r].turns()[-1][0]
+        with torch.no_grad():
+            probs = model(torch.tensor([e.token_ids])).logits[0].float().softmax(-1)
+        expected.append(1.0 - float(probs[answer - 1, calls].sum()))
+        first_word.append(float(probs[answer - 1, e.token_ids[answer]]))
+    assert stops == pytest.approx(expected, abs=1e-4)
+    # not the probability of the answer's first word (``sft/answer_start_p``)
+    assert all(0.0 < p < 1.0 for p in stops) and first_word != pytest.approx(stops, abs=1e-3)

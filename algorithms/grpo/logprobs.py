@@ -13,6 +13,7 @@ and tool-result positions never pay for the vocabulary projection.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,12 +162,37 @@ def token_logprobs(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``(B, S)`` log π(target) at policy positions (0 elsewhere) and, optionally, the
     per-token entropy there (no grad). Logits are divided by ``temperature`` as in sampling."""
+    logp, entropy, _ = _head_logprobs(model, batch, temperature, with_entropy, chunk, ())
+    return logp, entropy
+
+
+def token_logprobs_probed(
+    model: Any, batch: MicroBatch, probe: Sequence[int], chunk: int = 2048
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`token_logprobs` (temperature 1) and ``(B, S)`` the probability the model puts,
+    at each policy position, on any token of ``probe`` (summed; no grad; 0 off policy
+    positions). SFT probes the tokens that open a tool call: at the answer's first position
+    one minus that is the probability of answering rather than calling again."""
+    logp, _, probed = _head_logprobs(model, batch, 1.0, False, chunk, tuple(probe))
+    assert probed is not None
+    return logp, probed
+
+
+def _head_logprobs(
+    model: Any,
+    batch: MicroBatch,
+    temperature: float,
+    with_entropy: bool,
+    chunk: int,
+    probe: tuple[int, ...],
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     _, head, _ = _parts(model)
     hidden = hidden_states(model, batch)  # (B, S, H)
     where = batch.target_mask.bool()
     selected = hidden[where]  # (n, H)
     targets = batch.targets[where]  # (n,)
-    picked, entropies = [], []
+    picked, entropies, probed = [], [], []
+    probe_ids = torch.tensor(probe, dtype=torch.long, device=hidden.device)
     for start in range(0, selected.shape[0], chunk):
         logits = head(selected[start : start + chunk]).float()  # (c, V)
         if temperature != 1.0:
@@ -176,6 +202,9 @@ def token_logprobs(
         if with_entropy:
             with torch.no_grad():
                 entropies.append(-(logp.exp() * logp).sum(-1))
+        if probe:
+            with torch.no_grad():
+                probed.append(logp[:, probe_ids].exp().sum(-1))
     out = hidden.new_zeros(batch.target_mask.shape, dtype=torch.float32)
     out = out.masked_scatter(where, torch.cat(picked)) if picked else out
     entropy = None
@@ -183,4 +212,9 @@ def token_logprobs(
         entropy = torch.zeros(batch.target_mask.shape, dtype=torch.float32)
         if entropies:
             entropy[where.cpu()] = torch.cat(entropies).cpu()
-    return out, entropy
+    probe_p = None
+    if probe:
+        probe_p = torch.zeros(batch.target_mask.shape, dtype=torch.float32)
+        if probed:
+            probe_p[where.cpu()] = torch.cat(probed).cpu()
+    return out, entropy, probe_p
