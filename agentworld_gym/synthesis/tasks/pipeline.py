@@ -397,8 +397,9 @@ class EnvSynthesizer:
 
 
 REALLOCATE_AFTER = 5
-EXTRA_ROUNDS = 6
-"""Rounds beyond ``attempts`` while an environment has fewer than ``min_tasks``."""
+EXTRA_ROUNDS = 10
+"""Rounds beyond ``attempts`` while an environment has fewer than ``min_tasks`` (walks that
+ask separate things only from the third of them)."""
 STALLED = 2
 """Rounds in a row a kind gained nothing while short before its quota moves elsewhere."""
 FALLBACK = (("program_long", "program"), ("graph_long", "graph"))
