@@ -80,6 +80,9 @@ class EvalResult:
     per_task: dict[str, float] = field(default_factory=dict)
     episode_success: list[float] = field(default_factory=list)
     """1.0/0.0 per episode in task order (the same order for every model: paired tests)."""
+    answered: float | None = None
+    """Share of episodes the model ended with a final answer, not cut by the turn or token
+    budget (``None`` in results written before it was recorded)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -199,6 +202,7 @@ def summarise(trajs: list[Trajectory], pool: TaskPool) -> EvalResult:
         per_category={k: stats(v) for k, v in sorted(groups["cat"].items())},
         per_task={k: sum(v) / len(v) for k, v in sorted(per_task.items())},
         episode_success=[float(t.success) for t in trajs],
+        answered=sum(t.end == "answer" for t in trajs) / len(trajs),
     )
 
 

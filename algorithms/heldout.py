@@ -162,6 +162,8 @@ def report(results: dict[str, dict[str, EvalResult]], resamples: int = 2000) -> 
                 "episodes": r.episodes,
                 "envs": len(r.per_env),
                 "mean_reward": r.mean_reward,
+                "tool_call_valid": r.tool_call_valid,
+                "answered": r.answered,
             }
         diffs = {}
         for a, b in PAIRS:

@@ -94,6 +94,7 @@ def test_pipeline_runs_sft_grpo_and_eval(tmp_path):
 
     results = heldout.read_results(tmp_path / "eval_results.json")
     assert set(results) == {"base", "sft", "trained"}
+    assert 0.0 <= results["trained"]["held-out envs"].answered <= 1.0
     again = heldout.report(results, cfg.eval.bootstrap_resamples)
     assert json.loads(json.dumps(again)) == report
     from pair_evals import main as pair_evals
@@ -107,6 +108,19 @@ def test_pipeline_runs_sft_grpo_and_eval(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert {r["phase"] for r in rows} >= {"eval_base", "sft", "grpo", "eval_trained"}
     assert (tmp_path / "checkpoints").is_dir()
+
+
+def test_eval_results_count_the_episodes_that_ended_with_an_answer():
+    from types import SimpleNamespace
+
+    from algorithms.evaluate import summarise
+    from algorithms.grpo.rollout import Trajectory
+    from algorithms.pool import TaskRef
+
+    ends = ["answer", "max_turns", "answer", "token_budget"]
+    trajs = [Trajectory(TaskRef("e", f"t{i}"), end=end) for i, end in enumerate(ends)]
+    result = summarise(trajs, SimpleNamespace(categories={}))
+    assert result.answered == 0.5 and result.success == 0.0
 
 
 def test_sweep_gives_each_run_its_own_folder(tmp_path):
