@@ -343,7 +343,9 @@ def parent_noun(tool_name: str, collection: str) -> str | None:
 
 def looks_like_id(name: str) -> bool:
     w = words(name)
-    return bool(w) and w[-1] in ("id", "gid", "uuid", "key", "sid", "ids", "token", "hash")
+    return bool(w) and w[-1] in (
+        "id", "gid", "uuid", "key", "sid", "ids", "token", "hash", "fk", "idfk"
+    )  # fmt: skip
 
 
 # -- tools ----------------------------------------------------------------------------------

@@ -76,6 +76,8 @@ def bulk(
     if not options:
         return None
     where, targets = max(options, key=lambda o: len(o[1])) if knobs.long else rng.choice(options)
+    if w and any(field_name(f) == field_name(w.path) for f, _ in where):
+        return None  # "change the status of the ones with status "enabled" to ..." (a twin field)
     value = value_for(w, caps, targets, rng) if w else None
     if w and (value is MISSING or id_value(value)):
         return None

@@ -323,6 +323,8 @@ def _batch(
     own = own_values(caps, mk, rng, len(per_item)) if mk is not None else []
     if mk is None or len(own) != len(per_item) or (not given and mk.names_keys(caps)):
         return None
+    if any(id_value(v) for k, v in mk.shared.items() if not tool.params[k].ref):
+        return None  # one made-up id for every new record ("request id "req_5ece...")
     fixed = {**mk.shared, **common}
     first = next(iter(per_item[0]))
     label = field_name(tool.params[first].field or first)
