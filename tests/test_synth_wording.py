@@ -145,3 +145,21 @@ def test_a_parent_named_by_its_username_is_a_user() -> None:
     assert scope_label("username") == "user"
     assert scope_label("owner_name") == "owner"
     assert scope_label("project_id") == "project"
+
+
+def test_past_tense_doubles_a_consonant_only_in_one_syllable() -> None:
+    from agentworld_gym.synthesis.tasks.request.program import past
+
+    assert [past(v) for v in ("stop", "ship", "tag", "submit")] == [
+        "stopped", "shipped", "tagged", "submitted"
+    ]  # fmt: skip
+    assert [past(v) for v in ("edit", "visit", "audit", "add")] == [
+        "edited", "visited", "audited", "added"
+    ]  # fmt: skip
+
+
+def test_foreign_keys_are_ids() -> None:
+    from agentworld_gym.synthesis.tasks.model import looks_like_id
+
+    assert looks_like_id("CompanyIDFK") and looks_like_id("owner_fk")
+    assert not looks_like_id("status") and not looks_like_id("feedback")
