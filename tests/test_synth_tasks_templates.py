@@ -232,15 +232,20 @@ def test_reconcile_script_wants_exactly_the_listed_names():
     assert verify({**done, "tasks": [{**t2, "owner": "cy"}, new]}, "2") < 0.6  # p2's task gone
 
 
-def test_long_reconcile_of_one_collection_sets_up_two_scopes():
-    spec = make_full_env()
+def _two_part_reconciles(spec: EnvSpec) -> tuple[list, Runner]:
+    """Long reconcile instances of two parts over 40 seeds, and the runner to play them."""
     model, runner = build_model(spec), Runner(spec)
     caps = capabilities(model, runner)
     made = [
         reconcile(model, caps, random.Random(seed), Knobs(long=True, min_calls=8))
         for seed in range(40)
     ]
-    two = [p for p in made if p is not None and len(p.params["parts"]) == 2]
+    return [p for p in made if p is not None and len(p.params["parts"]) == 2], runner
+
+
+def test_long_reconcile_of_one_collection_sets_up_two_scopes():
+    spec = make_full_env()
+    two, runner = _two_part_reconciles(spec)
     assert two
     facts = audit.env_facts(spec.to_dict())
     for prog in two[:3]:
@@ -404,13 +409,7 @@ def test_long_reconcile_sets_up_two_collections_and_verifies():
             {"op": "delete", "collection": "projects", "key": "projectId"},
         )
     )
-    model, runner = build_model(spec), Runner(spec)
-    caps = capabilities(model, runner)
-    made = [
-        reconcile(model, caps, random.Random(seed), Knobs(long=True, min_calls=8))
-        for seed in range(40)
-    ]
-    two = [p for p in made if p is not None and len(p.params["parts"]) == 2]
+    two, runner = _two_part_reconciles(spec)
     assert two
     prog = two[0]
     caller = Caller(runner, "t", 19)
