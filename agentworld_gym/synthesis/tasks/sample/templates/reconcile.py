@@ -1,10 +1,11 @@
 """The ``reconcile`` template: bring a listing in line with a list of names the request gives.
 
-"The repositories should be exactly these: ..." states an end state, not the steps: which
-names exist, and so which call each one needs (delete, create, or set the setting every one
-should carry), only the listing tells. A long errand sets up two collections at once ("the
-vocabularies should be exactly ..., the vocabulary filters exactly ...": one configuration,
-five to seven tools) or, where one collection fits, replaces most of one list.
+"The repositories should be exactly these: ...; delete any others and add the missing ones"
+states an end state, not the steps: which names exist, and so which call each one needs
+(delete, create, or set the setting every one should carry), only the listing tells. A long
+errand sets up two collections as one configuration ("Add or delete vocabularies so that
+exactly these remain: ... Add or delete vocabulary filters so that ...": five to seven tools),
+or one collection in two scopes, or, where neither fits, replaces most of one list.
 
 See :mod:`agentworld_gym.synthesis.tasks.sample.templates` for the table of every template.
 """
@@ -129,8 +130,9 @@ class Part:
 def reconcile(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
 ) -> Program | None:
-    """The listed records of one collection (two, for a long errand where two fit) made to
-    match the names the request lists; report how many were deleted."""
+    """The listed records of one collection (for a long errand: of two collections, or of
+    two scopes of one, where those fit) made to match the names the request lists; report
+    how many were deleted."""
     verbs = Verbs(model)
     pool = [c for c in all_caps.values() if (c.lister or c.scoped) and _fits(c, verbs)]
     if not pool:
