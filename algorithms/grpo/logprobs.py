@@ -192,7 +192,7 @@ def _head_logprobs(
     selected = hidden[where]  # (n, H)
     targets = batch.targets[where]  # (n,)
     picked, entropies, probed = [], [], []
-    probe_ids = torch.tensor(probe, dtype=torch.long, device=hidden.device)
+    probe_ids = torch.tensor(probe, dtype=torch.long, device=hidden.device) if probe else None
     for start in range(0, selected.shape[0], chunk):
         logits = head(selected[start : start + chunk]).float()  # (c, V)
         if temperature != 1.0:
@@ -202,7 +202,7 @@ def _head_logprobs(
         if with_entropy:
             with torch.no_grad():
                 entropies.append(-(logp.exp() * logp).sum(-1))
-        if probe:
+        if probe_ids is not None:
             with torch.no_grad():
                 probed.append(logp[:, probe_ids].exp().sum(-1))
     out = hidden.new_zeros(batch.target_mask.shape, dtype=torch.float32)

@@ -36,6 +36,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     fmt,
     given,
     id_value,
+    made_fields,
     making,
     name_field,
     naming,
@@ -328,26 +329,15 @@ def _batch(
     fixed = {**mk.shared, **common}
     first = next(iter(per_item[0]))
     label = field_name(tool.params[first].field or first)
-    out = Batch(caps, [], _fields(caps, fixed), [], [], mk.text(caps), label)
+    out = Batch(caps, [], made_fields(caps, fixed), [], [], mk.text(caps), label)
     out.same = mk.same
     for item, extra in zip(per_item, own, strict=True):
         out.args.append(mk.copy({**fixed, **item, **extra}))
-        out.want.append(_fields(caps, {**item, **extra}))
+        out.want.append(made_fields(caps, {**item, **extra}))
         head, *rest = [(k, v) for k, v in [*item.items(), *extra.items()] if k not in computed]
         told = ", ".join(f"{field_name(tool.params[k].field or k)} {quote(v)}" for k, v in rest)
         out.items.append(quote(head[1]) + (f" ({told})" if told else ""))
     return out
-
-
-def _fields(caps: Caps, args: dict[str, Any]) -> list[list[Any]]:
-    """``[[field, value], ...]`` the arguments set (what the script checks)."""
-    tool = caps.maker
-    plain = str | int | float | bool
-    return [
-        [tool.params[k].field, v]
-        for k, v in args.items()
-        if isinstance(v, plain) and "." not in (tool.params[k].field or ".")
-    ]
 
 
 def create_batch(

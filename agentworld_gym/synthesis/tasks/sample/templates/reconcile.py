@@ -38,6 +38,7 @@ from agentworld_gym.synthesis.tasks.sample.templates.shapes import (
     field_name,
     id_value,
     listing,
+    made_fields,
     making,
     name_fields,
     naming,
@@ -270,11 +271,7 @@ def _part(
     ]
     wanted = [str(value_at(r, nw.path)) for r in kept] + adds
     rng.shuffle(wanted)
-    fixed = [[f, v] for f, v in source.where] + [
-        [maker.params[k].field, v]
-        for k, v in {**mk.shared, **set_new}.items()
-        if maker.params[k].field and "." not in maker.params[k].field and _plain(v)
-    ]
+    fixed = [[f, v] for f, v in source.where] + made_fields(caps, {**mk.shared, **set_new})
     params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": source.where, "nf": nw.path}
     params.update(names=wanted, add=adds, all=fixed, g=w.path if w else "", v=value)
     shared = mk.text(caps) if mk.shared else ""
@@ -373,7 +370,3 @@ def _scope_args(caps: Caps, where: list[list[Any]]) -> dict[str, Any] | None:
             return None
         out[p.name] = typed(value, p.schema)
     return out
-
-
-def _plain(value: Any) -> bool:
-    return isinstance(value, str | int | float | bool)

@@ -576,6 +576,17 @@ def making(model: EnvModel, caps: Caps, rng: random.Random, chosen: set[str]) ->
     return out
 
 
+def made_fields(caps: Caps, args: dict[str, Any]) -> list[list[Any]]:
+    """``[[field, value], ...]`` the arguments set (what the script checks)."""
+    tool = caps.maker
+    plain = str | int | float | bool
+    return [
+        [tool.params[k].field, v]
+        for k, v in args.items()
+        if isinstance(v, plain) and "." not in (tool.params[k].field or ".")
+    ]
+
+
 def stated(value: Any) -> bool:
     """A value a request can state: a scalar, or a short list of them."""
     if isinstance(value, list):
