@@ -13,28 +13,45 @@ from agentworld_gym.spec import EnvSpec, TaskSpec
 
 SAMPLE = Path("/work/shared/fixtures/agentworld_release_sample")
 FAST = {"wall_s": 2.0, "cpu_s": 2.0, "memory_mb": 512}
-"""Tight limits; 2 s of wall time, since filling 512 MB on a loaded 2-core machine took over
-1 s and turned the memory limit into a timeout."""
+"""Tight limits, so the spinning tool's timeout comes quickly."""
+ROOMY = {"wall_s": 60.0, "cpu_s": 60.0, "memory_mb": 512}
+"""Time enough to fill 512 MB on a loaded machine (a CI run took over 2 s and reported a
+timeout instead of the memory limit); an unloaded one hits the limit in well under a second."""
 
 
-@pytest.fixture(scope="module")
-def trap_spec(tmp_path_factory):
-    out = tmp_path_factory.mktemp("trap")
-    options = ImportOptions(out=out, only=["9900002"], limits=FAST, register=False, gate=False)
+def _trap_spec(out: Path, limits: dict) -> EnvSpec:
+    options = ImportOptions(out=out, only=["9900002"], limits=limits, register=False, gate=False)
     import_release(SAMPLE, options)  # containment is the point here, not the tasks
     spec = EnvSpec.load(out / "trap-box")
     spec.tasks.append(
         TaskSpec("probe", "Poke every tool.", {"type": "release_rubric", "criteria": ["ok"]})
     )
+    return spec
+
+
+@pytest.fixture(scope="module")
+def trap_spec(tmp_path_factory):
+    spec = _trap_spec(tmp_path_factory.mktemp("trap"), FAST)
     yield spec
     runtime_for(spec).close()
 
 
-@pytest.fixture
-def env(trap_spec):
-    env = AgentWorldEnv(trap_spec, split="all")
+@pytest.fixture(scope="module")
+def roomy_spec(tmp_path_factory):
+    spec = _trap_spec(tmp_path_factory.mktemp("roomy"), ROOMY)
+    yield spec
+    runtime_for(spec).close()
+
+
+def _env(spec: EnvSpec) -> AgentWorldEnv:
+    env = AgentWorldEnv(spec, split="all")
     env.reset()
     return env
+
+
+@pytest.fixture
+def env(trap_spec):
+    return _env(trap_spec)
 
 
 def _step(env: AgentWorldEnv, name: str) -> tuple[dict, dict]:
@@ -62,8 +79,8 @@ def test_spin_times_out(env):
     _contained(env, "spin", "timeout", "timed out after 2 s")
 
 
-def test_hog_hits_the_memory_limit(env):
-    _contained(env, "hog", "memory", "exceeded the 512 MB memory limit")
+def test_hog_hits_the_memory_limit(roomy_spec):
+    _contained(_env(roomy_spec), "hog", "memory", "exceeded the 512 MB memory limit")
 
 
 def test_peek_cannot_read_outside_the_database(env):
