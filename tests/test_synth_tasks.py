@@ -303,15 +303,16 @@ def test_long_horizon_rule_wants_chained_calls_over_three_tools():
     from agentworld_gym.synthesis.tasks.candidate import chained, long_horizon
 
     keys = {("getTask", "taskId"), ("updateTask", "taskId")}
-    listing = [{"id": "t01"}, {"id": "t02"}]
+    listing = [{"id": f"t0{i}"} for i in range(1, 5)]
     calls = [{"name": "listTasks", "arguments": {}}]
-    calls += [{"name": "getTask", "arguments": {"taskId": f"t0{i % 2 + 1}"}} for i in range(4)]
+    calls += [{"name": "getTask", "arguments": {"taskId": f"t0{i}"}} for i in range(1, 5)]
     calls += [
-        {"name": "updateTask", "arguments": {"taskId": f"t0{i % 2 + 1}", "title": "Q3 plan"}}
-        for i in range(3)
+        {"name": "updateTask", "arguments": {"taskId": f"t0{i}", "title": "Q3 plan"}}
+        for i in range(1, 4)
     ]
-    outputs = [listing] + [{"id": "t01"}] * 7
-    assert chained(calls, outputs, keys) and long_horizon(calls, outputs, keys)
+    outputs = [listing] + listing + listing[:3]
+    writes = {"updateTask"}
+    assert chained(calls, outputs, keys) and long_horizon(calls, outputs, keys, "", writes)
     batch = [{"name": "createTask", "arguments": {"title": f"Item {i}"}} for i in range(9)]
     assert not long_horizon(batch, [{}] * 9, keys), "one tool repeated is a batch"
     unrelated = (
@@ -321,6 +322,49 @@ def test_long_horizon_rule_wants_chained_calls_over_three_tools():
     assert chained(
         unrelated, outputs[:4] + [{"theme": "dark"}] + outputs[4:], keys, "the main theme"
     )
+
+
+def _hops(n: int) -> tuple[list[dict], list[dict]]:
+    """``n`` chained reads: each looks up the record the previous one points to."""
+    calls = [{"name": "getEpisode", "arguments": {"id": "ep-00"}}]
+    calls += [
+        {"name": "getPodcast" if i % 2 else "getEpisode", "arguments": {"id": f"${i - 1}.next"}}
+        for i in range(1, n)
+    ]
+    outputs = [{"id": f"ep-{i:02d}", "next": f"ep-{i + 1:02d}", "title": "T"} for i in range(n)]
+    return calls, outputs
+
+
+def test_a_request_naming_a_record_deep_in_a_chain_needs_only_the_rest():
+    from agentworld_gym.synthesis.tasks.candidate import long_horizon, needed
+
+    calls, outputs = _hops(10)
+    calls[-1] = {"name": "listReviews", "arguments": {"id": "$8.next"}}
+    assert needed(calls, outputs, set(), "What do the reviews say?") == list(range(10))
+    assert long_horizon(calls, outputs, set(), "What do the reviews say?")
+    # the request names the record step 7 returned: the agent starts there
+    goal = 'What is the title of the review of "ep-08"?'
+    assert needed(calls, outputs, set(), goal) == [8, 9]
+    assert not long_horizon(calls, outputs, set(), goal)
+
+
+def test_a_repeated_read_is_not_needed_twice_and_writes_always_are():
+    from agentworld_gym.synthesis.tasks.candidate import needed
+
+    calls = [
+        {"name": "listTasks", "arguments": {}},
+        {"name": "getTask", "arguments": {"taskId": "$0.0.id"}},
+        {"name": "listTasks", "arguments": {}},  # the same listing again: nothing new
+        {"name": "getTask", "arguments": {"taskId": "$2.1.id"}},
+        {"name": "updateTask", "arguments": {"taskId": "t01", "title": "Q3 plan"}},
+        {"name": "listTasks", "arguments": {}},  # after a write: a fresh read
+    ]
+    listing = [{"id": "t01"}, {"id": "t02"}]
+    outputs = [listing, {"id": "t01"}, listing, {"id": "t02"}, {"id": "t01"}, listing]
+    keys = {("getTask", "taskId"), ("updateTask", "taskId")}
+    assert needed(calls, outputs, keys, "Rename them", {"updateTask"}) == [0, 1, 3, 4, 5]
+    # without the write known as one, a read of the same listing after it is a repeat
+    assert 5 not in needed(calls, outputs, keys, "Rename them")
 
 
 def test_long_tasks_get_a_turn_budget_to_recover(tracker):

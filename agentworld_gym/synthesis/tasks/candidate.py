@@ -10,11 +10,14 @@ and what that call returned.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentworld_gym.database import Database
 from agentworld_gym.env import dumps
+from agentworld_gym.errors import SpecError
+from agentworld_gym.replay import resolve_refs
 from agentworld_gym.spec import TaskSpec
 from agentworld_gym.synthesis.tasks.model import EnvModel
 from agentworld_gym.synthesis.tasks.runner import Runner
@@ -201,21 +204,88 @@ def _arguments(
     return mine, bool(refs), refs
 
 
+def needed(
+    calls: list[dict[str, Any]],
+    outputs: list[Any],
+    keys: set[tuple[str, str]],
+    goal: str = "",
+    writes: frozenset[str] | set[str] = frozenset(),
+) -> list[int]:
+    """The gold calls a solver cannot skip, given the request (``goal``): every write (tool
+    names in ``writes``), every read nothing later takes a value from (an answer's source),
+    and every read whose result a needed later call takes as a value the request does not
+    state. A request that names a record found deep in the chain ("the podcast of the
+    recommendation "9d26..."") lets the agent start there: the calls that led to it are not
+    needed, however long the chain that happened to reach it."""
+    feeds: list[list[tuple[int, str]]] = [[] for _ in calls]
+    returned = [{str(v) for v in leaves(out) if not isinstance(v, bool)} for out in outputs]
+    # a read repeating an earlier one (same tool, same resolved arguments, no write between)
+    # returns what that one did: the first serves its consumers
+    first: dict[str, int] = {}
+    same = list(range(len(calls)))
+    for j, call in enumerate(calls):
+        if call.get("name") in writes:
+            first.clear()
+            continue
+        try:
+            args = resolve_refs(call.get("arguments") or {}, outputs[:j])
+        except SpecError:
+            continue
+        same[j] = first.setdefault(dumps([call.get("name"), args]), j)
+    for j, call in enumerate(calls):
+        mine, _, refs = _arguments(call, keys)
+        for ref in refs:
+            step = ref[1:].split(".", 1)[0]
+            if step.isdigit() and int(step) < j:
+                value = resolve_refs(ref, outputs) if int(step) < len(outputs) else None
+                feeds[int(step)].append((j, _said(value)))
+        for value in mine:
+            source = next((i for i in range(j - 1, -1, -1) if value in returned[i]), None)
+            if source is not None:
+                feeds[source].append((j, value))
+    need = [False] * len(calls)
+    carried = [False] * len(calls)
+    for i in range(len(calls) - 1, -1, -1):
+        wanted = (
+            calls[i].get("name") in writes
+            or not feeds[i]
+            or any(need[j] and not _stated(v, goal) for j, v in feeds[i])
+        )
+        if same[i] != i:  # a repeated read: the first one serves whoever needs it
+            carried[same[i]] |= wanted
+        else:
+            need[i] = wanted or carried[i]
+    return [i for i, n in enumerate(need) if n]
+
+
+def _said(value: Any) -> str:
+    return value if isinstance(value, str) else dumps(value)
+
+
+def _stated(value: str, goal: str) -> bool:
+    """Whether the request gives ``value`` (a number as a whole word)."""
+    if not goal or not value:
+        return False
+    if value.lstrip("-").isdigit():
+        return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", goal) is not None
+    return len(value) >= 3 and value in goal
+
+
 def long_horizon(
     calls: list[dict[str, Any]],
     outputs: list[Any],
     keys: set[tuple[str, str]],
     goal: str = "",
+    writes: frozenset[str] | set[str] = frozenset(),
 ) -> bool:
-    """The one long-horizon rule: at least :data:`LONG_CALLS` gold calls over at least
-    :data:`LONG_TOOLS` distinct tools, every call after the first depending on an earlier
-    one (:func:`chained`). One tool repeated over many records is a batch, not a long
-    task."""
-    return (
-        len(calls) >= LONG_CALLS
-        and len({c.get("name") for c in calls}) >= LONG_TOOLS
-        and chained(calls, outputs, keys, goal)
-    )
+    """The one long-horizon rule: at least :data:`LONG_CALLS` calls a solver needs
+    (:func:`needed`: not those the request lets it skip) over at least :data:`LONG_TOOLS`
+    distinct tools, every call after the first depending on an earlier one (:func:`chained`).
+    One tool repeated over many records is a batch, not a long task."""
+    if len(calls) < LONG_CALLS or not chained(calls, outputs, keys, goal):
+        return False
+    kept = [calls[i] for i in needed(calls, outputs, keys, goal, writes)]
+    return len(kept) >= LONG_CALLS and len({c.get("name") for c in kept}) >= LONG_TOOLS
 
 
 def horizon(
@@ -225,12 +295,13 @@ def horizon(
     goal: str,
     keys: set[tuple[str, str]],
     default_turns: int,
+    writes: frozenset[str] | set[str] = frozenset(),
 ) -> dict[str, Any]:
     """A task's ``max_turns`` (:func:`turn_budget`) and ``long_horizon`` flag (the one rule,
     :func:`long_horizon`, on a replay of its gold calls), for its ``difficulty``."""
     long = False
     if len(calls) >= LONG_CALLS:
-        long = long_horizon(calls, runner.run(calls, task_id).outputs, keys, goal)
+        long = long_horizon(calls, runner.run(calls, task_id).outputs, keys, goal, writes)
     return {"max_turns": turn_budget(len(calls), default_turns), "long_horizon": long}
 
 
