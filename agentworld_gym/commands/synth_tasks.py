@@ -54,6 +54,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="share of long-horizon tasks wanted (>= 8 chained calls over >= 3 tools; most "
         "environments afford fewer, and the rest of the quota goes to ordinary tasks)",
     )
+    p.add_argument(
+        "--long-extra",
+        type=int,
+        default=8,
+        help="long tasks of each long kind an environment that made one may add past its "
+        "quota, in place of its latest ordinary ones (0: none)",
+    )
     p.add_argument("--test-share", type=float, default=0.2)
     p.add_argument("--walk-length", type=int, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))
     p.add_argument("--weak-scale", type=float, default=1.0, help="weight of weak edges")
@@ -131,6 +138,7 @@ def cmd_synth_tasks(args: argparse.Namespace) -> int:
         seed=args.seed,
         program_share=args.program_share,
         long_share=args.long_share,
+        long_extra=args.long_extra,
         test_share=args.test_share,
         walk_length=tuple(args.walk_length),
         weak_scale=args.weak_scale,

@@ -61,6 +61,9 @@ class TaskSynthConfig:
     long_share: float = 0.35
     """Fraction of long-horizon tasks (see :func:`.candidate.long_horizon`: >= 8 chained
     calls over >= 3 tools, flagged ``difficulty.long_horizon``)."""
+    long_extra: int = 8
+    """Long tasks of each long kind an environment that made one may add past its quota,
+    in place of its latest ordinary ones (0: none; see ``EnvSynthesizer._encore``)."""
     test_share: float = 0.2
     """Fraction of task families in the test split."""
     walk_length: tuple[int, int] = (2, 6)
@@ -188,6 +191,7 @@ class EnvSynthesizer:
                 c.task.instruction,
                 self._keys,
                 self.spec.runtime.max_turns,
+                self._writes,
             )
         )
         if kind.endswith("_long") and not d["long_horizon"]:
@@ -220,6 +224,10 @@ class EnvSynthesizer:
     def _misnamed(self, c: Candidate) -> str | None:
         found = self._bad_nouns.search(c.task.instruction) if self._bad_nouns else None
         return f"a collection name as a noun {found.group(0)!r}" if found else None
+
+    @functools.cached_property
+    def _writes(self) -> frozenset[str]:
+        return frozenset(t.name for t in self.model.tools.values() if t.writes)
 
     @functools.cached_property
     def _keys(self) -> set[tuple[str, str]]:
@@ -336,6 +344,7 @@ class EnvSynthesizer:
                 idle[k] = idle[k] + 1 if k in short and not gained[k] else 0
             if all(len(kept[k]) >= plan[k] for k in KINDS):
                 break
+        self._encore(plan, kept, seen, tried, report)
         report.kept = {k: len(v) for k, v in kept.items()}
         if self.programs.writer is not None:  # LLM drafts that fell back to a template
             report.rejected.update(self.programs.writer.rejected)
@@ -344,6 +353,43 @@ class EnvSynthesizer:
         report.seconds = time.perf_counter() - start
         return [c for k in KINDS for c in kept[k]], report
 
+    def _encore(
+        self,
+        plan: dict[str, int],
+        kept: dict[str, list[Candidate]],
+        seen: tuple[set[str], set[str]],
+        tried: Counter[str],
+        report: EnvReport,
+    ) -> None:
+        """Up to ``config.long_extra`` more long tasks of each long kind the environment has
+        shown it affords, in place of its latest ordinary ones (the total stays, or grows to
+        ``config.n``). Few environments can make any long task (their APIs must list, create
+        and delete one collection, or chain reads through several); those that can make more
+        than the quota, and the catalog is mostly short. No family gets more than
+        ``ENCORE_FAMILY`` tasks this way (more would be one task with other values)."""
+        longs = [k for k in KINDS if k.endswith("_long") and kept[k]]
+        if not longs or not self.config.long_extra:
+            return
+        total = sum(map(len, kept.values()))
+        self.late, self.graphs.strict, self.graphs.one_errand = True, True, True
+        for k in KINDS:
+            plan[k] = len(kept[k]) + (self.config.long_extra if k in longs else 0)
+        for _ in range(ENCORE_ROUNDS):
+            gained = self._round(
+                plan, kept, seen, tried, report, family_cap=ENCORE_FAMILY, draws=ENCORE_DRAWS
+            )
+            if not any(gained.values()) or all(len(kept[k]) >= plan[k] for k in longs):
+                break
+        excess = sum(map(len, kept.values())) - max(total, self.config.n)
+        for _ in range(max(0, excess)):
+            kind = max(("program", "graph"), key=lambda k: len(kept[k]))
+            if not kept[kind]:
+                break
+            kept[kind].pop()  # the latest: kept in the laxest round
+            report.rejected["replaced by a long task"] += 1
+        for k in KINDS:
+            plan[k] = len(kept[k])
+
     def _round(
         self,
         plan: dict[str, int],
@@ -351,13 +397,18 @@ class EnvSynthesizer:
         seen: tuple[set[str], set[str]],
         tried: Counter[str],
         report: EnvReport,
+        family_cap: int = 0,
+        draws: int = 1,
     ) -> Counter[str]:
-        """One round: candidates for what is still missing, judged together; kept per kind."""
+        """One round: candidates for what is still missing, judged together; kept per kind
+        (with ``family_cap``, none of a family that has that many tasks already; ``draws``
+        multiplies the spare draws of programs and long walks)."""
+        families = Counter(c.family for v in kept.values() for c in v)
         batch: list[tuple[str, Candidate]] = []
         for kind in KINDS:
             need = plan[kind] - len(kept[kind])
             # programs and long walks fail to instantiate more often: twice the draws
-            extra = need if kind.startswith("program") or kind.endswith("_long") else 1
+            extra = draws * need if kind.startswith("program") or kind.endswith("_long") else 1
             for _ in range(need + extra if need > 0 else 0):
                 made = self.candidate(kind, tried[kind])
                 tried[kind] += 1
@@ -378,6 +429,8 @@ class EnvSynthesizer:
                 why = "duplicate"
             if why is None and len(kept[kind]) >= plan[kind]:
                 why = "surplus"
+            if why is None and family_cap and families[c.family] >= family_cap:
+                why = "family repeated"
             if why is None:
                 why = self._horizon(c, kind)
             if why is None and self.graphs.strict:
@@ -392,6 +445,7 @@ class EnvSynthesizer:
             seen[0].add(text)
             seen[1].add(calls)
             kept[kind].append(c)
+            families[c.family] += 1
             gained[kind] += 1
         return gained
 
@@ -400,6 +454,12 @@ REALLOCATE_AFTER = 5
 EXTRA_ROUNDS = 10
 """Rounds beyond ``attempts`` while an environment has fewer than ``min_tasks`` (walks that
 ask separate things only from the third of them)."""
+ENCORE_ROUNDS = 5
+ENCORE_DRAWS = 4
+"""Draws per missing long task in an encore round (long programs seldom instantiate)."""
+ENCORE_FAMILY = 5
+"""Tasks of one family (a template over one collection and scope, a walk from one start)
+past which the encore adds none."""
 STALLED = 2
 """Rounds in a row a kind gained nothing while short before its quota moves elsewhere."""
 FALLBACK = (("program_long", "program"), ("graph_long", "graph"))
