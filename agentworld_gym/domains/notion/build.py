@@ -84,11 +84,9 @@ def _stamp_horizon(spec: EnvSpec) -> None:
     from agentworld_gym.synthesis.tasks.runner import Runner
 
     runner = Runner(spec)
-    writes = frozenset(t.name for t in spec.tools if t.kind != "read")
     for task in spec.tasks:
         calls = (task.gold or {}).get("calls") or []
-        turns = spec.runtime.max_turns
-        stamp = horizon(calls, runner, task.id, task.instruction, set(), turns, writes)
+        stamp = horizon(calls, runner, task.id, task.instruction, set(), spec.runtime.max_turns)
         task.difficulty = {**task.difficulty, **stamp}
 
 

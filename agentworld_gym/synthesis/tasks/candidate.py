@@ -211,12 +211,13 @@ def needed(
     goal: str = "",
     writes: frozenset[str] | set[str] = frozenset(),
 ) -> list[int]:
-    """The gold calls a solver cannot skip, given the request (``goal``): every write (tool
-    names in ``writes``), every read nothing later takes a value from (an answer's source),
-    and every read whose result a needed later call takes as a value the request does not
-    state. A request that names a record found deep in the chain ("the podcast of the
-    recommendation "9d26..."") lets the agent start there: the calls that led to it are not
-    needed, however long the chain that happened to reach it."""
+    """The calls of a walk a solver cannot skip, given the request (``goal``): every write
+    (tool names in ``writes``), every read nothing later takes a value from (an answer's
+    source), and every read whose result a needed later call takes as a value the request
+    does not state. A request that names a record found deep in the chain ("the podcast of
+    the recommendation "9d26..."") lets the agent start there: the calls that led to it are
+    not needed, however long the chain that happened to reach it. (Not for programs: a read
+    there may decide a branch without passing a value on.)"""
     feeds: list[list[tuple[int, str]]] = [[] for _ in calls]
     returned = [{str(v) for v in leaves(out) if not isinstance(v, bool)} for out in outputs]
     # a read repeating an earlier one (same tool, same resolved arguments, no write between)
@@ -276,15 +277,19 @@ def long_horizon(
     outputs: list[Any],
     keys: set[tuple[str, str]],
     goal: str = "",
-    writes: frozenset[str] | set[str] = frozenset(),
+    writes: frozenset[str] | set[str] | None = None,
 ) -> bool:
-    """The one long-horizon rule: at least :data:`LONG_CALLS` calls a solver needs
-    (:func:`needed`: not those the request lets it skip) over at least :data:`LONG_TOOLS`
-    distinct tools, every call after the first depending on an earlier one (:func:`chained`).
-    One tool repeated over many records is a batch, not a long task."""
+    """The one long-horizon rule: at least :data:`LONG_CALLS` calls a solver needs over at
+    least :data:`LONG_TOOLS` distinct tools, every call after the first depending on an
+    earlier one (:func:`chained`). One tool repeated over many records is a batch, not a long
+    task. Given the ``writes`` (tool names) of a walk, the calls counted are those
+    :func:`needed` keeps (a walk may have reached a record the request names); a program's
+    reads decide its branches, so every call of one counts (``writes`` None)."""
     if len(calls) < LONG_CALLS or not chained(calls, outputs, keys, goal):
         return False
-    kept = [calls[i] for i in needed(calls, outputs, keys, goal, writes)]
+    kept = calls
+    if writes is not None:
+        kept = [calls[i] for i in needed(calls, outputs, keys, goal, writes)]
     return len(kept) >= LONG_CALLS and len({c.get("name") for c in kept}) >= LONG_TOOLS
 
 
@@ -295,7 +300,7 @@ def horizon(
     goal: str,
     keys: set[tuple[str, str]],
     default_turns: int,
-    writes: frozenset[str] | set[str] = frozenset(),
+    writes: frozenset[str] | set[str] | None = None,
 ) -> dict[str, Any]:
     """A task's ``max_turns`` (:func:`turn_budget`) and ``long_horizon`` flag (the one rule,
     :func:`long_horizon`, on a replay of its gold calls), for its ``difficulty``."""

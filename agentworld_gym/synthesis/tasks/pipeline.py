@@ -191,7 +191,7 @@ class EnvSynthesizer:
                 c.task.instruction,
                 self._keys,
                 self.spec.runtime.max_turns,
-                self._writes,
+                self._writes if c.task.kind == "graph" else None,
             )
         )
         if kind.endswith("_long") and not d["long_horizon"]:
