@@ -210,14 +210,16 @@ def needed(
     keys: set[tuple[str, str]],
     goal: str = "",
     writes: frozenset[str] | set[str] = frozenset(),
+    answers: frozenset[int] | set[int] = frozenset(),
 ) -> list[int]:
     """The calls of a walk a solver cannot skip, given the request (``goal``): every write
     (tool names in ``writes``), every read nothing later takes a value from (an answer's
     source), and every read whose result a needed later call takes as a value the request
     does not state. A request that names a record found deep in the chain ("the podcast of
     the recommendation "9d26..."") lets the agent start there: the calls that led to it are
-    not needed, however long the chain that happened to reach it. (Not for programs: a read
-    there may decide a branch without passing a value on.)"""
+    not needed, however long the chain that happened to reach it. The calls in ``answers``
+    (those the asked values come from) are needed. (Not for programs: a read there may
+    decide a branch without passing a value on.)"""
     feeds: list[list[tuple[int, str]]] = [[] for _ in calls]
     returned = [{str(v) for v in leaves(out) if not isinstance(v, bool)} for out in outputs]
     # a read repeating an earlier one (same tool, same resolved arguments, no write between)
@@ -249,10 +251,11 @@ def needed(
     for i in range(len(calls) - 1, -1, -1):
         wanted = (
             calls[i].get("name") in writes
+            or i in answers
             or not feeds[i]
             or any(need[j] and not _stated(v, goal) for j, v in feeds[i])
         )
-        if same[i] != i:  # a repeated read: the first one serves whoever needs it
+        if same[i] != i and i not in answers:  # a repeat: the first serves whoever needs it
             carried[same[i]] |= wanted
         else:
             need[i] = wanted or carried[i]

@@ -24,11 +24,14 @@ import re
 from typing import Any
 
 from agentworld_gym.env import dumps
+from agentworld_gym.errors import SpecError
+from agentworld_gym.replay import resolve_refs
 from agentworld_gym.synthesis.tasks.candidate import (
     Candidate,
     TaskBuilder,
     acceptance_cases,
     difficulty,
+    needed,
     ref_depth,
 )
 from agentworld_gym.synthesis.tasks.model import (
@@ -79,6 +82,27 @@ class GraphTaskBuilder(TaskBuilder):
         """Refuse walks that ask separate things (an environment still under its floor in the
         extra rounds turns this off, two rounds after the readability rules)."""
 
+    def _start_at_named(
+        self, steps: list[Step], facts: list[Fact], instruction: str, outputs: list[Any]
+    ) -> tuple[list[Step], list[Fact]]:
+        """The steps from the record the request names on (``steps`` itself when it names
+        none found along the way): a walk that reached a record through calls the agent
+        need not make, because the request names it, keeps only the rest
+        (:func:`agentworld_gym.synthesis.tasks.candidate.needed`)."""
+        calls = [{"name": s.tool.name, "arguments": s.args} for s in steps]
+        keys = {
+            (s.tool.name, n)
+            for s in steps
+            for n, p in s.tool.params.items()
+            if p.role in (KEY, SCOPE)
+        }
+        writes = {s.tool.name for s in steps if s.tool.writes}
+        keep = needed(calls, outputs, keys, instruction, writes, {f.step for f in facts})
+        if len(keep) == len(steps):
+            return steps, facts
+        facts = [Fact(f.step, f.kind, f.field, f.path, f.value) for f in facts]
+        return _drop_steps(steps, keep, facts, outputs), facts
+
     def build(
         self, walk: Walk, rng: random.Random, task_id: str, min_calls: int = 1
     ) -> Candidate | str:
@@ -112,6 +136,8 @@ class GraphTaskBuilder(TaskBuilder):
                 facts = stable
                 continue
             named = _name_stated(steps, instruction)
+            if named is steps:
+                named, facts = self._start_at_named(steps, facts, instruction, r1.outputs)
             if named is steps:
                 break
             steps = named  # the lookups of values the request states go (step 2 again)
@@ -374,6 +400,42 @@ def _value(f: Fact, outputs: list[Any]) -> Any:
     if f.kind == "count":
         return len(found) if isinstance(found, list) else MISSING
     return found
+
+
+def _drop_steps(
+    steps: list[Step], keep: list[int], facts: list[Fact], outputs: list[Any]
+) -> list[Step]:
+    """``steps[keep]``, references renumbered: one to a dropped repeat of a kept read goes to
+    that read, and one to another dropped step becomes the value it resolved to (the request
+    states it: see :func:`needed`). ``facts`` are renumbered in place (every fact's step is
+    kept)."""
+    new = {old: n for n, old in enumerate(keep)}
+
+    def call(i: int) -> str:
+        try:
+            return dumps([steps[i].tool.name, resolve_refs(steps[i].args, outputs[:i])])
+        except SpecError:
+            return f"unresolved {i}"
+
+    first = {call(i): i for i in reversed(keep)}
+    out = []
+    for old in keep:
+        s = steps[old]
+        sources, args = dict(s.sources), dict(s.args)
+        for k, v in s.sources.items():
+            if v.kind != "ref":
+                continue
+            step = v.step if v.step in new else first.get(call(v.step), v.step)
+            if step in new and step <= v.step:
+                sources[k] = Source("ref", new[step], v.path, v.collection, v.field, v.value)
+                args[k] = f"${new[step]}.{v.path}"
+            else:
+                sources[k] = Source("anchor", collection=v.collection, field=v.field, value=v.value)
+                args[k] = v.value
+        out.append(Step(s.tool, args, sources, s.output, s.edge, s.target, s.record_path, s.items))
+    for f in facts:
+        f.step = new[f.step]
+    return out
 
 
 def _name_stated(steps: list[Step], instruction: str) -> list[Step]:
