@@ -500,3 +500,42 @@ def test_a_record_found_in_one_scope_is_not_addressed_in_another():
     # a new record made in another scope from a found one is a copy, not a broken chain
     copy = NS(tool=tool("create", dag_id=SCOPE), sources=update("A").sources)
     assert not _moved([events, copy])
+
+
+def test_a_walk_keeps_only_the_calls_after_the_record_its_request_names():
+    from agentworld_gym.synthesis.tasks.goal.walk import GraphTaskBuilder
+    from agentworld_gym.synthesis.tasks.request.walk import Fact
+
+    spec = make_op_env()
+    model = build_model(spec)
+    runner = Runner(spec)
+    walker = Walker(model, ToolGraph(model), runner, WalkConfig(min_length=3, max_length=5))
+    builder = GraphTaskBuilder(model, runner, 0)
+    shortened = 0
+    for k in range(30):
+        walk = walker.walk(random.Random(k), f"w{k}", 4)
+        steps, last = walk.steps, len(walk.steps) - 1
+        named = [(n, s) for n, s in steps[last].sources.items() if s.kind == "ref"]
+        if len(named) != 1 or not isinstance(named[0][1].value, str) or walk.writes:
+            continue
+        name, ref = named[0]
+        facts = [Fact(last, "count")]
+        kept, facts = builder._start_at_named(steps, facts, "No record named.", walk.outputs)
+        assert kept is steps  # nothing named: every call is needed
+        request = f'Tell me about "{ref.value}".'  # names the record the last call reads from
+        kept, facts = builder._start_at_named(steps, facts, request, walk.outputs)
+        assert kept[-1].tool is steps[last].tool and facts[0].step == len(kept) - 1
+        if kept[-1].sources[name].kind == "anchor":  # else the record's finder stays for more
+            assert kept[-1].args[name] == ref.value
+        feeds_others = any(
+            s.kind == "ref" and s.step == ref.step
+            for st in steps[:last]
+            for s in st.sources.values()
+        )
+        if not feeds_others and ref.step == last - 1:
+            assert len(kept) < len(steps)  # the call that found the named record is gone
+            assert kept[-1].args[name] == ref.value
+            shortened += 1
+        replay = runner.run([{"name": s.tool.name, "arguments": s.args} for s in kept], "t")
+        assert replay.ok and replay.outputs[-1] == walk.outputs[last]
+    assert shortened >= 2

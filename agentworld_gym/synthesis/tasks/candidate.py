@@ -267,12 +267,13 @@ def _said(value: Any) -> str:
 
 
 def _stated(value: str, goal: str) -> bool:
-    """Whether the request gives ``value`` (a number as a whole word)."""
+    """Whether the request gives ``value``: quoted, a number as a whole word, or a string of
+    3+ characters anywhere."""
     if not goal or not value:
         return False
     if value.lstrip("-").isdigit():
         return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", goal) is not None
-    return len(value) >= 3 and value in goal
+    return f'"{value}"' in goal or (len(value) >= 3 and value in goal)
 
 
 def long_horizon(
