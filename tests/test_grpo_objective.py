@@ -15,11 +15,19 @@ from algorithms.grpo.objective import (  # noqa: E402
     LossAggregation,
     aggregate,
     clipped_policy_loss,
+    gated_rewards,
     group_advantages,
     informative_groups,
     k3_kl,
     truncated_is_weights,
 )
+
+
+def test_gated_rewards_zero_episodes_without_a_successful_call():
+    rewards = torch.tensor([0.5, 1.0, 0.0, 0.25])
+    gated = gated_rewards(rewards, torch.tensor([0, 1, 0, 3]))
+    assert gated.tolist() == [0.0, 1.0, 0.0, 0.25]
+    assert rewards.tolist() == [0.5, 1.0, 0.0, 0.25]  # not in place
 
 
 def test_group_advantages_mean_centred_and_std_normalised():

@@ -136,6 +136,29 @@ def test_lora_kl_reference_and_dynamic_sampling(toy_catalog):
     assert all(0.0 <= m["rollout/groups_kept"] <= 1.0 for m in history)
 
 
+def test_reward_gate_trains_on_no_reward_without_a_successful_call(toy_catalog):
+    # rewards that differ within each group, none earned with a successful call (the toy
+    # question pays for an answer alone): reported as they are, but nothing to learn from
+    from algorithms.grpo.rollout import Trajectory
+
+    policy, pool = tiny(seed=0), toy_pool(toy_catalog, train_split="test")
+    config = grpo_config(steps=1, dynamic_sampling=True, reward_needs_ok_call=True)
+    trainer = GRPOTrainer(policy, pool, config)
+    task = pool.tasks("test")[0]
+    rewards = [0.5, 1.0, 0.0, 0.5, 0.5, 0.0, 1.0, 0.5] * config.tasks_per_step
+    trajs = [
+        Trajectory(task, [1, 2, 3], [0, 1, 1], [0.0] * 3, reward=r, turns=1, end="answer")
+        for r in rewards
+    ]
+    trainer._rollouts = lambda tasks: (trajs, trajs)
+    step = trainer.step()
+    assert step["reward/std"] > 0 and step["reward/without_ok_call"] > 0.5
+    assert step["rollout/groups_kept"] == 0.0 and step["reward/advantage_abs"] == 0.0
+    assert "loss/policy" not in step  # no update
+    trajs[0].ok_tool_calls = 1  # one rewarded episode with a successful call: its group learns
+    assert trainer.step()["rollout/groups_kept"] == 1 / config.tasks_per_step
+
+
 def test_merging_warm_start_adapters_keeps_the_function_and_resets_the_reference():
     from algorithms.models import merge_adapters
 

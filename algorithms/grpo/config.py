@@ -40,6 +40,12 @@ class GRPOConfig:
     """KL(π‖π_ref) coefficient with the k3 estimator; 0 disables the term and the reference."""
     loss_aggregation: LossAggregation = LossAggregation.token
     """``token`` (DAPO), ``sequence`` (original GRPO) or ``constant`` (Dr. GRPO)."""
+    reward_needs_ok_call: bool = False
+    """Train on reward 0 for episodes without one successful tool call (where every task needs
+    one, as every catalog task does). Rubrics' answer-only criteria otherwise pay a guess: on
+    a catalog task "There are 2 counts." with no call earned 1/6, and in one step of a CPU run
+    7 of 32 rollouts got reward that way. ``reward/without_ok_call`` still reports the
+    environment's reward, before this gate."""
     dynamic_sampling: bool = False
     """Drop groups whose rewards are all equal (zero advantage) before the update (DAPO)."""
     num_iterations: int = 1

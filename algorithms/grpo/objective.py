@@ -23,6 +23,15 @@ class LossAggregation(StrEnum):
     """Dr. GRPO: sum over tokens / (trajectories × a fixed ``max_tokens``): no length bias."""
 
 
+def gated_rewards(rewards: torch.Tensor, ok_calls: torch.Tensor) -> torch.Tensor:
+    """``rewards`` with 0 where an episode made no successful tool call (``ok_calls == 0``).
+
+    >>> gated_rewards(torch.tensor([0.5, 1.0, 0.2]), torch.tensor([0, 2, 1]))
+    tensor([0.0000, 1.0000, 0.2000])
+    """
+    return torch.where(ok_calls > 0, rewards, torch.zeros_like(rewards))
+
+
 def group_advantages(
     rewards: torch.Tensor, group_size: int, scale_by_std: bool = True, eps: float = 1e-4
 ) -> torch.Tensor:

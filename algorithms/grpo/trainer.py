@@ -1,6 +1,7 @@
 """The GRPO loop, in one fixed order per step:
 
-    sample tasks → rollouts (G episodes per task) → group advantages → [dynamic sampling]
+    sample tasks → rollouts (G episodes per task) → [reward gate] → group advantages
+    → [dynamic sampling]
     → per micro-batch: log-probs, ratio, clipped loss (+ β·KL) → backward → clip → step → log
 
 Everything a resumed run needs is in the checkpoint or is a pure function of ``(seed, step)``
@@ -31,6 +32,7 @@ from algorithms.grpo.config import GRPOConfig
 from algorithms.grpo.logprobs import MicroBatch, make_micro_batches, token_logprobs
 from algorithms.grpo.objective import (
     clipped_policy_loss,
+    gated_rewards,
     group_advantages,
     informative_groups,
     truncated_is_weights,
@@ -143,6 +145,9 @@ class GRPOTrainer:
         trajs, everyone = self._rollouts(tasks)
         t_rollout = time.perf_counter() - t0
         rewards = torch.tensor([t.reward for t in trajs], dtype=torch.float32)
+        if cfg.reward_needs_ok_call:
+            ok_calls = torch.tensor([t.ok_tool_calls for t in trajs])
+            rewards = gated_rewards(rewards, ok_calls)
         advantages = group_advantages(rewards, cfg.group_size, cfg.scale_rewards_by_std)
         keep_group = torch.ones(len(trajs) // cfg.group_size, dtype=torch.bool)
         if cfg.dynamic_sampling:
