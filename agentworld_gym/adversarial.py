@@ -4,9 +4,11 @@ An RL policy optimises exactly what the verifier pays for, so every task is atta
 the same ``reset``/``step`` an agent uses, by a fixed, seeded set of policies:
 
 no work (must earn no success, reward < 0.3 on every task, ~0 on average)
-    ``empty`` — no calls, an empty answer; ``echo`` — the request as the answer; ``numbers``
-    — the constant answer "0 1 2 ... 11"; ``random`` — a few random valid calls, then every
-    value seen.
+    ``empty`` — no calls, an empty answer (paid nothing: an episode without a successful
+    call never is, on a task whose gold calls a tool, see ``AgentWorldEnv.verify``);
+    ``echo`` — the gold's first read, then the request as the answer; ``numbers`` — that
+    read, then the constant answer "0 1 2 ... 11"; ``random`` — a few random valid calls,
+    then every value seen.
 partial or greedy work (may keep partial credit as shaping, never success)
     ``dump`` — the gold chain's reads, then every value they returned as the answer;
     ``work_dump`` — the whole gold chain, then every value it returned as the answer (on
@@ -176,11 +178,17 @@ class Gate:
         calls, answer = self._gold(task)
         rng = random.Random(f"{self.seed}:{task.instruction}")  # ids change when tasks are named
         add = gate.attempts.append
-        add(self._attempt("empty", task, [], ""))
-        add(self._attempt("echo", task, [], task.instruction))
-        add(self._attempt("numbers", task, [], NUMBERS))
-        add(self._attempt("random", task, self._random_calls(rng), None))
         reads = [SKIP if c["name"] in self.writes else c for c in calls]
+        first_read = next(
+            (c for c in reads if c is not SKIP and not _refs(c.get("arguments"))), None
+        )
+        # one harmless read first: an episode without a working call is paid nothing, and the
+        # guesses must still earn nothing from the answer checks themselves
+        looked = [first_read] if first_read is not None else []
+        add(self._attempt("empty", task, [], ""))
+        add(self._attempt("echo", task, looked, task.instruction))
+        add(self._attempt("numbers", task, looked, NUMBERS))
+        add(self._attempt("random", task, self._random_calls(rng), None))
         asked = _asked(task)
         if calls:
             add(self._attempt("dump", task, reads, None))
@@ -199,9 +207,6 @@ class Gate:
         reward, success, outputs, reason = self._episode(task, calls, answer)
         add(Attempt("gold", reward, success, reason))
         add(self._attempt("rephrased", task, calls, _rephrase(answer, asked)))
-        first_read = next(
-            (c for c in reads if c is not SKIP and not _refs(c.get("arguments"))), None
-        )
         if first_read is not None:
             shifted = [_shift(c, 1) for c in calls]
             add(self._attempt("extra_read", task, [first_read, *shifted], answer))

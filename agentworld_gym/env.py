@@ -68,6 +68,15 @@ refused unrun, each with a ``too_many_calls`` error observation. Keeps one actio
 (a sandboxed tool call takes milliseconds)."""
 
 
+NO_CALL = "the task needs a tool call and the episode made no successful one"
+"""Why an episode that never made a tool call work is paid nothing (``verification["unpaid"]``)."""
+
+
+def _needs_a_call(task: TaskSpec) -> bool:
+    """Whether the task's gold solution calls a tool."""
+    return bool((task.gold or {}).get("calls"))
+
+
 def dumps(value: Any) -> str:
     """JSON text of a tool result (compact; falls back to ASCII escapes for odd Unicode)."""
     if isinstance(value, str):
@@ -539,7 +548,13 @@ class AgentWorldEnv(gym.Env[str, str]):
             dict(fields or {}),
             [*self._answers, answer] if task.turns or task.user else [],
         )
-        return verifier.verify(episode)
+        result = verifier.verify(episode)
+        if result.reward > 0 and _needs_a_call(task) and not any(c.ok for c in episode.calls):
+            # a rubric's answer checks would otherwise pay a guess ("2" for a count): a task
+            # whose solution calls a tool pays nothing to an episode that never made one work
+            details = {**result.details, "unpaid": NO_CALL}
+            return Verification(0.0, result.breakdown, details, success=False)
+        return result
 
     # -- read-only views for wrappers, tests and tools --------------------------------------
     @property

@@ -111,3 +111,19 @@ def test_a_seeded_catalog_sample_passes_the_gate():
             if not r.passed:
                 failed[r.task_id] = r.problems
     assert failed == {}
+
+
+def test_a_guessed_answer_without_a_working_call_is_paid_nothing(toy_env):
+    # "How many items are open?": "2" meets every criterion of the rubric, but no tool ran
+    toy_env.reset(options={"task_id": "count-open"})
+    _, reward, terminated, _, info = toy_env.step("2")
+    assert terminated and reward == 0.0 and info["verification"]["success"] is False
+    assert "no successful" in info["verification"]["unpaid"]
+    toy_env.reset(options={"task_id": "count-open"})
+    toy_env.step('{"name": "no_such_tool", "arguments": {}}')  # a call that fails counts not
+    assert toy_env.step("2")[1] == 0.0
+    toy_env.reset(options={"task_id": "count-open"})
+    toy_env.step('{"name": "list_items", "arguments": {"status": "open"}}')
+    _, reward, _, _, info = toy_env.step("2")
+    assert reward == 1.0 and info["verification"]["success"]
+    assert "unpaid" not in info["verification"]
