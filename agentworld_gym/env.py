@@ -528,9 +528,13 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._dialogue.append({"role": "user", "content": follow})
         return follow, {**said, "user_turn": self._user_turn, "turn_answer": answer}
 
-    def verify(self, answer: str, fields: dict[str, Any] | None = None) -> Verification:
+    def verify(
+        self, answer: str, fields: dict[str, Any] | None = None, *, call_rule: bool = True
+    ) -> Verification:
         """Run the task's verifier on the episode so far (the env calls it at the end);
-        ``fields``: the named answer values submitted with it."""
+        ``fields``: the named answer values submitted with it. ``call_rule=False`` leaves out
+        the rule that an episode without a successful call is paid nothing (what
+        :func:`agentworld_gym.replay.score_answer` measures: the answer checks alone)."""
         task = self._task
         if task is None or self._db is None:
             raise EpisodeOver("no episode to verify: call reset() first")
@@ -549,7 +553,13 @@ class AgentWorldEnv(gym.Env[str, str]):
             [*self._answers, answer] if task.turns or task.user else [],
         )
         result = verifier.verify(episode)
-        if result.reward > 0 and _needs_a_call(task) and not any(c.ok for c in episode.calls):
+        if (
+            result.reward > 0
+            and call_rule
+            and self.spec_data.runtime.answer_needs_call
+            and _needs_a_call(task)
+            and not any(c.ok for c in episode.calls)
+        ):
             # a rubric's answer checks would otherwise pay a guess ("2" for a count): a task
             # whose solution calls a tool pays nothing to an episode that never made one work
             details = {**result.details, "unpaid": NO_CALL}

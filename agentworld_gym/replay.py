@@ -100,10 +100,10 @@ def gold_trajectory(env: AgentWorldEnv, task: TaskSpec) -> list[dict[str, Any]] 
 
 
 def score_answer(env: AgentWorldEnv, task: TaskSpec, answer: str) -> float:
-    """The reward of answering ``answer`` straight away, with no tool calls."""
+    """What the answer checks pay ``answer`` given straight away, with no tool calls (an
+    episode would be paid nothing: see ``AgentWorldEnv.verify``'s ``call_rule``)."""
     env.reset(options={"task_id": task.id})
-    action = orjson.dumps({"name": "submit", "arguments": {"answer": answer}}).decode()
-    return float(env.step(action)[1])
+    return float(env.verify(answer, call_rule=False).reward)
 
 
 def validate(spec: EnvSpec, split: str = "all") -> list[ReplayResult]:

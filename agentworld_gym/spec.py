@@ -115,6 +115,10 @@ class RuntimeSpec:
     max_turns: int = 30
     clock: str = DEFAULT_CLOCK
     system_prompt: str = ""
+    answer_needs_call: bool = True
+    """A task whose gold solution calls a tool pays nothing to an episode without a
+    successful call (a rubric's answer checks would pay a guess). Off only where reward for
+    an answer alone is wanted (a toy that trains a model too small to call tools)."""
 
 
 @dataclass

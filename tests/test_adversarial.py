@@ -113,8 +113,17 @@ def test_a_seeded_catalog_sample_passes_the_gate():
     assert failed == {}
 
 
-def test_a_guessed_answer_without_a_working_call_is_paid_nothing(toy_env):
+def test_a_guessed_answer_without_a_working_call_is_paid_nothing(toy_spec):
     # "How many items are open?": "2" meets every criterion of the rubric, but no tool ran
+    from agentworld_gym.env import AgentWorldEnv
+    from agentworld_gym.spec import RuntimeSpec
+
+    assert RuntimeSpec().answer_needs_call  # the default (the toy turns it off)
+    paying = AgentWorldEnv(toy_spec, split="all")
+    paying.reset(options={"task_id": "count-open"})
+    assert paying.step("2")[1] == 1.0  # what the rule closes
+    toy_spec.runtime.answer_needs_call = True
+    toy_env = AgentWorldEnv(toy_spec, split="all")
     toy_env.reset(options={"task_id": "count-open"})
     _, reward, terminated, _, info = toy_env.step("2")
     assert terminated and reward == 0.0 and info["verification"]["success"] is False

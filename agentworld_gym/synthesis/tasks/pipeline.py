@@ -61,9 +61,11 @@ class TaskSynthConfig:
     long_share: float = 0.35
     """Fraction of long-horizon tasks (see :func:`.candidate.long_horizon`: >= 8 chained
     calls over >= 3 tools, flagged ``difficulty.long_horizon``)."""
-    long_extra: int = 8
+    long_extra: int = 0
     """Long tasks of each long kind an environment that made one may add past its quota,
-    in place of its latest ordinary ones (0: none; see ``EnvSynthesizer._encore``)."""
+    in place of its latest ordinary ones (see ``EnvSynthesizer._encore``). The catalog
+    command sets 8 (``--long-extra``); 0 here keeps targeted synthesis (the evolution loop's)
+    to what it asked for."""
     test_share: float = 0.2
     """Fraction of task families in the test split."""
     walk_length: tuple[int, int] = (2, 6)
