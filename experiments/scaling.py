@@ -95,7 +95,7 @@ def _plot(points: list[dict[str, Any]], path: Path) -> None:
         ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=key)
     ax.set_xscale("log")
     ax.set_xlabel("training environments (equal steps)")
-    ax.set_ylabel("success after SFT+GRPO (95% CI)")
+    ax.set_ylabel("held-out success after training (95% CI)")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend()
