@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--long-share",
         type=float,
         default=0.35,
-        help="share of long-horizon tasks wanted (>= 8 chained calls over >= 3 tools; most "
+        help="share of long-horizon tasks wanted (>= 8 chained, needed calls over >= 3 tools; most "
         "environments afford fewer, and the rest of the quota goes to ordinary tasks)",
     )
     p.add_argument(

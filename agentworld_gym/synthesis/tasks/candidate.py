@@ -140,7 +140,8 @@ def difficulty(
 
 
 LONG_CALLS = 8
-"""Fewest gold calls of a long-horizon task."""
+"""Fewest calls a long-horizon task needs (its gold calls, less a walk's that the request
+makes unneeded: :func:`needed`)."""
 LONG_TOOLS = 3
 """Fewest distinct tools of a long-horizon task."""
 

@@ -60,7 +60,7 @@ class TaskSynthConfig:
     """Fraction of program (script-verified) tasks; the rest are graph (rubric) tasks."""
     long_share: float = 0.35
     """Fraction of long-horizon tasks (see :func:`.candidate.long_horizon`: >= 8 chained
-    calls over >= 3 tools, flagged ``difficulty.long_horizon``)."""
+    calls a solver needs over >= 3 tools, flagged ``difficulty.long_horizon``)."""
     long_extra: int = 0
     """Long tasks of each long kind an environment that made one may add past its quota,
     in place of its latest ordinary ones (see ``EnvSynthesizer._encore``). The catalog
