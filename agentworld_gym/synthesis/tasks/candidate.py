@@ -223,19 +223,7 @@ def needed(
     decide a branch without passing a value on.)"""
     feeds: list[list[tuple[int, str]]] = [[] for _ in calls]
     returned = [{str(v) for v in leaves(out) if not isinstance(v, bool)} for out in outputs]
-    # a read repeating an earlier one (same tool, same resolved arguments, no write between)
-    # returns what that one did: the first serves its consumers
-    first: dict[str, int] = {}
-    same = list(range(len(calls)))
-    for j, call in enumerate(calls):
-        if call.get("name") in writes:
-            first.clear()
-            continue
-        try:
-            args = resolve_refs(call.get("arguments") or {}, outputs[:j])
-        except SpecError:
-            continue
-        same[j] = first.setdefault(dumps([call.get("name"), args]), j)
+    same = repeats(calls, outputs, writes)  # the first of repeated reads serves their consumers
     for j, call in enumerate(calls):
         mine, _, refs = _arguments(call, keys)
         for ref in refs:
@@ -261,6 +249,25 @@ def needed(
         else:
             need[i] = wanted or carried[i]
     return [i for i, n in enumerate(need) if n]
+
+
+def repeats(
+    calls: list[dict[str, Any]], outputs: list[Any], writes: frozenset[str] | set[str]
+) -> list[int]:
+    """For each call, the earlier read it repeats (same tool, same resolved arguments, no
+    write between: it returns what that one did), else its own index."""
+    first: dict[str, int] = {}
+    same = list(range(len(calls)))
+    for j, call in enumerate(calls):
+        if call.get("name") in writes:
+            first.clear()
+            continue
+        try:
+            args = resolve_refs(call.get("arguments") or {}, outputs[:j])
+        except SpecError:
+            continue
+        same[j] = first.setdefault(dumps([call.get("name"), args]), j)
+    return same
 
 
 def _said(value: Any) -> str:

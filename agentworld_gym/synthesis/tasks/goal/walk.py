@@ -24,8 +24,6 @@ import re
 from typing import Any
 
 from agentworld_gym.env import dumps
-from agentworld_gym.errors import SpecError
-from agentworld_gym.replay import resolve_refs
 from agentworld_gym.synthesis.tasks.candidate import (
     Candidate,
     TaskBuilder,
@@ -33,6 +31,7 @@ from agentworld_gym.synthesis.tasks.candidate import (
     difficulty,
     needed,
     ref_depth,
+    repeats,
 )
 from agentworld_gym.synthesis.tasks.model import (
     BODY,
@@ -101,7 +100,7 @@ class GraphTaskBuilder(TaskBuilder):
         if len(keep) == len(steps):
             return steps, facts
         facts = [Fact(f.step, f.kind, f.field, f.path, f.value) for f in facts]
-        return _drop_steps(steps, keep, facts, outputs), facts
+        return _drop_steps(steps, keep, facts, repeats(calls, outputs, writes)), facts
 
     def build(
         self, walk: Walk, rng: random.Random, task_id: str, min_calls: int = 1
@@ -403,21 +402,13 @@ def _value(f: Fact, outputs: list[Any]) -> Any:
 
 
 def _drop_steps(
-    steps: list[Step], keep: list[int], facts: list[Fact], outputs: list[Any]
+    steps: list[Step], keep: list[int], facts: list[Fact], same: list[int]
 ) -> list[Step]:
-    """``steps[keep]``, references renumbered: one to a dropped repeat of a kept read goes to
-    that read, and one to another dropped step becomes the value it resolved to (the request
-    states it: see :func:`needed`). ``facts`` are renumbered in place (every fact's step is
-    kept)."""
+    """``steps[keep]``, references renumbered: one to a dropped repeat of a kept read
+    (``same``: :func:`repeats`) goes to that read, and one to another dropped step becomes the
+    value it resolved to (the request states it: see :func:`needed`). ``facts`` are
+    renumbered in place (every fact's step is kept)."""
     new = {old: n for n, old in enumerate(keep)}
-
-    def call(i: int) -> str:
-        try:
-            return dumps([steps[i].tool.name, resolve_refs(steps[i].args, outputs[:i])])
-        except SpecError:
-            return f"unresolved {i}"
-
-    first = {call(i): i for i in reversed(keep)}
     out = []
     for old in keep:
         s = steps[old]
@@ -425,8 +416,8 @@ def _drop_steps(
         for k, v in s.sources.items():
             if v.kind != "ref":
                 continue
-            step = v.step if v.step in new else first.get(call(v.step), v.step)
-            if step in new and step <= v.step:
+            step = v.step if v.step in new else same[v.step]
+            if step in new:
                 sources[k] = Source("ref", new[step], v.path, v.collection, v.field, v.value)
                 args[k] = f"${new[step]}.{v.path}"
             else:
