@@ -65,6 +65,7 @@ def test_workload_tiny_skips_tau2_cleanly(tmp_path):
         "tau2_workload.py",
         "grpo_step.py",
         "grpo_ray_rollouts.py",
+        "sft_prefix.py",
     ],
 )
 def test_help(script):
@@ -74,3 +75,11 @@ def test_help(script):
 def test_catalog_speed_tiny():
     out = _run(str(BENCH / "catalog_speed.py"), "--sample", "3", "--imports", "1")
     assert "gym.make max over" in out and "target < 100 MB" in out
+
+
+def test_sft_prefix_tiny():
+    out = _run(
+        str(BENCH / "sft_prefix.py"),
+        *("--model", "tiny", "--rows", "3", "--prefix", "40", "--suffix", "12", "--repeats", "1"),
+    )
+    assert "| plain/shared |" in out and "shared prefix 40 tokens (saves 80 of" in out
