@@ -539,3 +539,52 @@ def test_a_walk_keeps_only_the_calls_after_the_record_its_request_names():
         replay = runner.run([{"name": s.tool.name, "arguments": s.args} for s in kept], "t")
         assert replay.ok and replay.outputs[-1] == walk.outputs[last]
     assert shortened >= 2
+
+
+def test_a_field_that_disagrees_with_its_twin_is_never_a_condition_or_a_name():
+    # specs that merge a request's and a response's spelling give records both ``status``
+    # and ``Status``: "the ones whose status is "open"" could mean either
+    from agentworld_gym.synthesis.tasks.model import profile, twinned
+
+    rows = [
+        {"id": f"r{i}", "status": s, "Status": t, "name": f"Item {i}", "Name": f"Item {i}"}
+        for i, (s, t) in enumerate([("open", "closed"), ("open", "open"), ("done", "done")] * 2)
+    ]
+    assert twinned(rows) == {"status", "Status"}
+    prof = profile(rows, "id", {})
+    assert "status" not in prof.categorical and "Status" not in prof.categorical
+    assert "name" in prof.labels  # twins that agree everywhere say the same thing
+    assert twinned([{"id": "a", "friendly_name": "x", "FriendlyName": "y"}]) == {
+        "friendly_name",
+        "FriendlyName",
+    }
+
+
+def test_a_walk_gives_every_value_its_gold_passes(tracker):
+    # "the location of the workspace of the job "catalog-west"" over a listing that needs the
+    # job's workspace: a value neither the request nor an earlier call gives is a guess
+    from types import SimpleNamespace
+
+    from agentworld_gym.synthesis.tasks.candidate import given_in
+    from agentworld_gym.synthesis.tasks.pipeline import EnvSynthesizer
+
+    synth = EnvSynthesizer(make_op_env(), TaskSynthConfig(n=4))
+    calls = [
+        {"name": "listProjectTasks", "arguments": {"projectId": "p2"}},
+        {"name": "getTask", "arguments": {"taskId": "$0.0.id"}},
+    ]
+
+    def walk(request: str) -> SimpleNamespace:
+        task = SimpleNamespace(kind="graph", gold={"calls": calls}, instruction=request)
+        return SimpleNamespace(task=task)
+
+    assert synth._unsaid(walk('Who is assigned the open task in project "p2"?')) is None
+    assert synth._unsaid(walk("Who is assigned the open task?")) is not None
+    # every walk the synthesizer keeps passes only values its request states
+    walks = [t for t in tracker.tasks if t.kind == "graph"]
+    assert walks
+    for t in walks:
+        for call in t.gold["calls"]:
+            for value in call["arguments"].values():
+                if isinstance(value, str) and not value.startswith("$"):
+                    assert given_in(value, t.instruction), (t.instruction, call)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 
 import orjson
 import pytest
@@ -491,6 +492,11 @@ def test_write_only_env_gets_ten_program_tasks():
         for t in chains
         for c in t.gold["calls"][1:]
     )
+    # a batch over records the request lists one by one: the user knows how many there are,
+    # so no count is asked and the state alone is checked
+    listed = [t for t in tasks if t.provenance["method"] == "batch_write"]
+    assert listed and all("how many" not in t.instruction.lower() for t in listed)
+    assert all([c["check"]["type"] for c in t.verifier["criteria"]] == ["state"] for t in listed)
     spec.tasks = tasks
     _check_all(spec, tasks)
 
@@ -573,3 +579,19 @@ def test_a_threshold_is_a_round_number_that_splits_the_data_the_same_way():
     for t, values in ((438, [120, 438, 512]), (64, [64, 70, 2000]), (7, [3, 7, 9])):
         r = round_cut(t, values)
         assert [v > r for v in values] == [v > t for v in values]
+
+
+def test_setting_a_field_inside_an_object_keeps_the_objects_other_fields():
+    # "set the format of the rules' targets to xlsx": an object argument sent with the format
+    # alone would replace the target and wipe its url, which the request never asked for
+    from agentworld_gym.synthesis.tasks.sample.programs import setting
+
+    spec = EnvSpec.load(Path(__file__).resolve().parent.parent / "envs_generated" / "ably-control")
+    model = build_model(spec)
+    caps = capabilities(model, Runner(spec))["rules"]
+    fmt = next(w for w in caps.writable if w.path == "target.format")
+    rule = next(r for r in caps.coll.records if isinstance(r.get("target"), dict))
+    args = setting(caps.updater, caps.coll, rule, fmt, "xlsx")
+    assert args["target"] == {**rule["target"], "format": "xlsx"}
+    kind = next(w for w in caps.writable if w.path == "ruleType")
+    assert setting(caps.updater, caps.coll, rule, kind, "http")["ruleType"] == "http"

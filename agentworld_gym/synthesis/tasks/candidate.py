@@ -242,7 +242,7 @@ def needed(
             calls[i].get("name") in writes
             or i in answers
             or not feeds[i]
-            or any(need[j] and not _stated(v, goal) for j, v in feeds[i])
+            or any(need[j] and not given_in(v, goal) for j, v in feeds[i])
         )
         if same[i] != i and i not in answers:  # a repeat: the first serves whoever needs it
             carried[same[i]] |= wanted
@@ -274,7 +274,7 @@ def _said(value: Any) -> str:
     return value if isinstance(value, str) else dumps(value)
 
 
-def _stated(value: str, goal: str) -> bool:
+def given_in(value: str, goal: str) -> bool:
     """Whether the request gives ``value``: quoted, a number as a whole word, or a string of
     3+ characters anywhere."""
     if not goal or not value:

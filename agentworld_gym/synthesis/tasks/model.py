@@ -63,6 +63,22 @@ def words(name: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(name)]
 
 
+def twinned(records: list[dict[str, Any]]) -> set[str]:
+    """Fields that share their words with another field of a record and disagree with it
+    there (``status`` and ``Status``, ``friendly_name`` and ``FriendlyName``: specs that merge
+    a request's and a response's spelling): a request saying "its status" cannot tell which
+    one it means, so neither is asked for, filtered on or named by."""
+    out: set[str] = set()
+    for rec in records:
+        seen: dict[tuple[str, ...], list[str]] = {}
+        for k in rec:
+            seen.setdefault(tuple(words(k)), []).append(k)
+        for keys in seen.values():
+            if len(keys) > 1 and len({repr(rec[k]) for k in keys}) > 1:
+                out.update(keys)
+    return out
+
+
 def singular(noun: str) -> str:
     """``projects`` -> ``project``, ``searches`` -> ``search``, ``statuses`` -> ``status``,
     ``databases`` -> ``database``: where a plural in ``-es`` could lose ``s`` or ``es``, the
@@ -231,9 +247,12 @@ def profile(
                 values.setdefault(k, []).append(v)
     prof = Profile()
     label_rank: list[tuple[int, str]] = []
+    twins = twinned(records)
     for k, vs in values.items():
         if len(vs) < max(2, int(0.8 * n)) or k in references or generic_parent(k) or paging(k):
             continue  # a parent is a scope, and a page size a view, not a property
+        if k in twins:
+            continue
         counts = Counter(map(repr, vs))
         distinct = len(counts)
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):

@@ -30,6 +30,7 @@ from agentworld_gym.synthesis.tasks.candidate import (
     SYNTHESIZER,
     Candidate,
     acceptance_cases,
+    given_in,
     horizon,
 )
 from agentworld_gym.synthesis.tasks.gate.accept import judge, verdict
@@ -218,14 +219,36 @@ class EnvSynthesizer:
         if not bad:
             return None
         return re.compile(
-            r"\b(?:the|a|an|\d+|these|every|all|only|many|of|new|add|create|remove|delete|copy"
-            r"|update) (?:" + "|".join(re.escape(n) + "(?:e?s)?" for n in bad) + r")\b",
+            r"\b(?:the|a|an|\d+|these|those|their|its|each|every|all|any|some|other|only|many|of"
+            r"|new|add|create|remove|delete|copy|update) (?:"
+            + "|".join(re.escape(n) + "(?:e?s)?" for n in bad)
+            + r")\b",
             re.I,
         )
 
     def _misnamed(self, c: Candidate) -> str | None:
         found = self._bad_nouns.search(c.task.instruction) if self._bad_nouns else None
         return f"a collection name as a noun {found.group(0)!r}" if found else None
+
+    def _unsaid(self, c: Candidate) -> str | None:
+        """A walk whose gold passes a value the request never gives and no earlier call
+        returned: "the location of the workspace of the job "catalog-west"" over a listing
+        that needs the job's resource group, workspace and experiment, or a domain other than
+        the one the request names. An agent could only guess it. Programs read their records
+        from listings the request names, so this holds for walks alone."""
+        if c.task.kind != "graph":
+            return None
+        for call in (c.task.gold or {}).get("calls", []):
+            for arg, value in call["arguments"].items():
+                key = (call["name"], arg) in self._keys
+                told = isinstance(value, str) and value.startswith("$")
+                if isinstance(value, str) or (key and isinstance(value, int)):
+                    told = (
+                        told or isinstance(value, bool) or given_in(str(value), c.task.instruction)
+                    )
+                    if not told:
+                        return "a value the request does not give"
+        return None
 
     @functools.cached_property
     def _writes(self) -> frozenset[str]:
@@ -421,6 +444,9 @@ class EnvSynthesizer:
                 else:
                     batch.append((kind, made))
         gained: Counter[str] = Counter()
+        # a long task should exercise the environment, not repeat one call: of the long
+        # candidates, those using more distinct tools are judged (and so kept) first
+        batch.sort(key=lambda kc: -_tools(kc[1]) if kc[0].endswith("_long") else 0)
         report.judged.update(kind for kind, _ in batch)
         if batch:
             judge([c for _, c in batch], self.runner.base)
@@ -436,7 +462,11 @@ class EnvSynthesizer:
             if why is None:
                 why = self._horizon(c, kind)
             if why is None and self.graphs.strict:
-                bad = unreadable(c.task.instruction, self._prose) or self._misnamed(c)
+                bad = (
+                    unreadable(c.task.instruction, self._prose)
+                    or self._misnamed(c)
+                    or self._unsaid(c)
+                )
                 if bad:
                     why = "unreadable: " + bad.split(" '")[0]
             if why is None:
@@ -615,3 +645,8 @@ def existing_signatures(tasks: list[TaskSpec]) -> set[tuple[str, str]]:
         for t in tasks
         if (t.provenance or {}).get("synthesizer") != SYNTHESIZER
     }
+
+
+def _tools(c: Candidate) -> int:
+    """How many distinct tools ``c``'s gold solution calls."""
+    return int(c.task.difficulty.get("distinct_tools", 0))

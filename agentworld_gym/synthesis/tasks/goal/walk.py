@@ -41,6 +41,7 @@ from agentworld_gym.synthesis.tasks.model import (
     humanize,
     looks_like_id,
     paging,
+    twinned,
     words,
 )
 from agentworld_gym.synthesis.tasks.request import render
@@ -249,9 +250,11 @@ class GraphTaskBuilder(TaskBuilder):
         if not isinstance(rec, dict):
             return out
         ranked: list[tuple[int, str]] = []
+        twins = twinned([rec])
         for k, v in rec.items():
             if (
                 "." in k
+                or k in twins
                 or not _answerable(v)
                 or k in _BORING
                 or paging(k)

@@ -339,7 +339,9 @@ def setting(
 ) -> dict[str, Any]:
     """The arguments of an update setting ``w`` to ``value`` on ``record``: its address, the
     record's current values for the other body arguments the tool requires (a PUT resends
-    them), and the new value."""
+    them), and the new value. A field inside an object argument goes with the object's other
+    fields as they are: "set the format of the rule's target" must not wipe the target's url,
+    which an object sent with the format alone would replace."""
     args = address(tool, coll, record)
     for p in tool.required():
         if p.role == BODY and p.name != w.param and p.name not in args:
@@ -347,4 +349,8 @@ def setting(
             if current is MISSING or current is None:
                 raise ProgramError(f"record has no {p.field}")
             args[p.name] = typed(current, p.schema)
+    if w.prop and "." in w.path:
+        around = get_path(record, w.path.rsplit(".", 1)[0])
+        if isinstance(around, dict):
+            return {**args, w.param: {**around, w.prop: value}}
     return {**args, **w.args(value)}

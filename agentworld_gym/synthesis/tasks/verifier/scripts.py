@@ -3,10 +3,12 @@
 Each script is ``P = <parameters>`` + a shared prelude + one template's ``verify``. It
 recomputes the ground truth from ``initial_state`` on its own (it never trusts the
 agent's reading of tool outputs), then grades ``final_state`` and ``answer``: a write task
-earns 0.7 for the fraction of target records done right and 0.3 for reporting the count, and
-0 whenever a record outside the targets changed; a read task earns credit per reported value,
-read from a plain answer: numbers standing alone (not the digits inside an id), and none
-from an answer quoting more than 12 (a data dump, not an answer).
+earns 0.7 for the fraction of target records done right and 0.3 for reporting the count (for
+the count itself where the request lists every record, ``told``: the user knows how many, so
+the request does not ask), and 0 whenever a record outside the targets changed; a read task
+earns credit per reported value, read from a plain answer: numbers standing alone (not the
+digits inside an id), and none from an answer quoting more than 12 (a data dump, not an
+answer).
 
 States are ``{collection: [records]}``; a dotted field path walks into nested objects.
 """
@@ -63,7 +65,7 @@ BODIES = {
   x = f.get(str(r.get(k)))
   if str(r.get(k)) in t: ok += x is not None and g(x, P["g"]) == P["v"]
   elif x != r: return 0.0
- return round(0.7 * ok / max(len(t), 1) + 0.3 * (len(t) in num(answer)), 6)
+ return round(0.7 * ok / max(len(t), 1) + 0.3 * (P.get("told") or len(t) in num(answer)), 6)
 """,
     "delete": """def verify(initial_state, final_state, answer):
  k = P["k"]; t = {str(r.get(k)) for r in T(initial_state)}; ok = 0
@@ -72,7 +74,7 @@ BODIES = {
   gone = str(r.get(k)) not in f
   if str(r.get(k)) in t: ok += gone
   elif gone: return 0.0
- return round(0.7 * ok / max(len(t), 1) + 0.3 * (len(t) in num(answer)), 6)
+ return round(0.7 * ok / max(len(t), 1) + 0.3 * (P.get("told") or len(t) in num(answer)), 6)
 """,
     "branch": """def verify(initial_state, final_state, answer):
  k = P["k"]; t = {str(r.get(k)) for r in T(initial_state)}; ok = na = 0
@@ -201,7 +203,7 @@ BODIES = {
   link = link + [[P["pf"], ps[0].get(P["pk"])]]; new = [r for r in new if r is not ps[0]]
  if len(new) > len(P["want"]): return 0.0
  ok = sum(sum(1 for r in new if hit(r, w + link)) == 1 for w in P["want"])
- return round(0.7 * ok / len(P["want"]) + 0.3 * (P["n"] in num(answer)), 6)
+ return round(0.7 * ok / len(P["want"]) + 0.3 * (P.get("told") or P["n"] in num(answer)), 6)
 """,
     "groupmax": """def verify(initial_state, final_state, answer):
  c = {}; n = num(answer)

@@ -388,6 +388,7 @@ def batch_write(
     if not lo <= len(chosen) <= knobs.max_calls or value is MISSING:
         return None
     params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": [], "ks": _keys(caps, chosen)}
+    params["told"] = True  # the request lists every record: no count to ask for
     if w is not None:
         params.update(g=w.path, v=value)
 
@@ -399,23 +400,17 @@ def batch_write(
         for r in chosen:
             args = address(writer, coll, r) if w is None else setting(writer, coll, r, w, value)
             caller(writer, args)
-        return Answer(f"I {'deleted' if w is None else 'updated'} {len(chosen)}.", len(chosen))
+        return Answer("Done: " + ("deleted." if w is None else "updated."))
 
     verbs, nouns = Verbs(model), noun_of(coll, 2)
     these = f"the {nouns} {ref.text}"
     if w is None:
         act = verbs.delete(writer, rng, these)
-        did = verbs.done(writer, "delete")
     else:
         act = verbs.update(writer, rng, these, field_name(w.path), quote(value), coll.noun)
-        did = verbs.done(writer, "update")
     request = pick(
         rng,
-        [
-            f"{cap(act)}, then tell me how many {nouns} you {did}.",
-            f"Please {act} and confirm how many {nouns} that was.",
-            f"Could you {act}? Let me know how many you {did}.",
-        ],
+        [f"{cap(act)}.", f"Please {act}.", f"Could you {act}?", f"I need you to {act}."],
     )
     return Program(
         "batch_write",
@@ -423,7 +418,7 @@ def batch_write(
         params,
         request,
         ["loop", "write"],
-        "number",
+        "none",
         f"p:batchwrite:{coll.name}:{params['ks'][0]}",
         1,
         run,

@@ -56,7 +56,12 @@ def bulk(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs, op: str
 ) -> Program | None:
     found = choose_listed(
-        model, all_caps, rng, lambda c: c.updater if op == "update" else c.deleter, across=True
+        model,
+        all_caps,
+        rng,
+        lambda c: c.updater if op == "update" else c.deleter,
+        across=True,
+        long=knobs.long,
     )
     if found is None:
         return None
@@ -180,6 +185,7 @@ def sweep(
         rng,
         lambda c: c.updater and c.deleter and c.coll.profile.categorical,
         across=True,
+        long=knobs.long,
     )
     if found is None:
         return None

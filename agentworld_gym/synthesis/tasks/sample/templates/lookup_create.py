@@ -403,24 +403,27 @@ def create_batch(
         return None
     shared = ", ".join(x for x in (batch.shared, *_told(caps, common)) if x)
     params = {"c": coll.name, "k": coll.pk, "all": batch.common, "want": batch.want, "n": count}
+    params["told"] = not rule  # every record listed: the user knows how many
 
     def run(caller: Caller) -> Answer:
         for args in batch.args:
             caller(caps.maker, args)
-        return Answer(f"{count}.", count)
+        return Answer(f"{count}.", count) if rule else Answer(f"Done: {count} created.")
 
     nouns, items = noun_of(coll, 2), series(batch.items)
     each = f", each with {shared}" if shared else ""
     make = verbs.word(caps.maker, rng, "create")
+    then, tell, know = (f" Then tell me {ask}.", f" Tell me {ask}.", f" Let me know {ask}.")
+    if not rule:
+        then = tell = know = ""
     request = pick(
         rng,
         [
-            f"Please {make} {nouns} for these {plural(batch.label)}: {items}{each}.{rule} Then "
-            f"tell me {ask}.",
+            f"Please {make} {nouns} for these {plural(batch.label)}: {items}{each}.{rule}{then}",
             f"{cap(make)} {len(names)} {nouns}{each}; their {plural(batch.label)} are {items}."
-            f"{rule} Tell me {ask}.",
-            f"Could you {make} one {noun_of(coll, 1)} per {batch.label} — {items}{each}?{rule} "
-            f"Let me know {ask}.",
+            f"{rule}{tell}",
+            f"Could you {make} one {noun_of(coll, 1)} per {batch.label} — {items}{each}?{rule}"
+            f"{know}",
         ],
     )
     flow = ["loop", "write"] + (["branch"] if rule else [])
@@ -430,7 +433,7 @@ def create_batch(
         params,
         request,
         flow,
-        "number",
+        "number" if rule else "none",
         f"p:made:{coll.name}:{nw.path}",
         1,
         run,

@@ -71,21 +71,25 @@ class Part:
     shared: str
     """The values new records get beyond their name, as the request states them."""
     params: dict[str, Any]
+    after: bool = False
+    """The maker cannot set the setting: new records get it by an update, found by listing
+    again (their keys exist only once they are made)."""
 
     @property
     def calls(self) -> int:
-        return len(self.scope.listers) + self.source.reads + self.gone + len(self.adds) + self.stale
+        n = len(self.scope.listers) + self.source.reads + self.gone + len(self.adds) + self.stale
+        return n + (self.source.reads + len(self.adds) if self.after else 0)
 
     @property
     def tools(self) -> set[str]:
         used = {self.source.tool.name, self.caps.maker.name, self.caps.deleter.name}
-        if self.stale:
+        if self.stale or self.after:
             used.add(self.caps.updater.name)
         return used | {t.name for t in self.scope.listers}
 
     @property
     def repeats(self) -> int:
-        return max(self.gone, len(self.adds), self.stale)
+        return max(self.gone, len(self.adds), self.stale + len(self.adds) * self.after)
 
     def run(self, caller: Caller) -> int:
         """Delete the records not wanted, set the setting on the others, create the missing
@@ -105,6 +109,10 @@ class Part:
         for name, args in zip(self.adds, self.creates, strict=True):
             if name not in have:
                 caller(caps.maker, args)
+        if self.after and w is not None:  # the new ones, by the keys they were given
+            for r in self.source.read(caller):
+                if str(value_at(r, nw.path)) not in have and value_at(r, w.path) != self.value:
+                    caller(caps.updater, setting(caps.updater, caps.coll, r, w, self.value))
         return n
 
     @property
@@ -142,7 +150,12 @@ def reconcile(
     parts = [_part(model, all_caps, rng, first, False, verbs)]
     if knobs.long:  # a configuration of two collections, or of one in two scopes
         others = [c for c in pool if c is not first]
-        b = _part(model, all_caps, rng, rng.choice(others), False, verbs) if others else None
+        rng.shuffle(others)
+        b = None
+        for other in others[:3]:  # the first other collection that fits
+            b = _part(model, all_caps, rng, other, False, verbs)
+            if b is not None:
+                break
         for _ in range(3 if b is None and first.scoped else 0):
             b = _part(model, all_caps, rng, first, False, verbs)
             if b is not None and parts[0] is not None and _apart(parts[0], b):
@@ -227,17 +240,21 @@ def _part(
     if scope_args is None or any(map(id_value, re.findall(r'"([^"]*)"', scope.text))):
         return None  # a scope the request could only give by an id
     w = wm = value = None  # the setting every listed name should carry (new ones too)
+    after = False
     if (
         caps.updater is not None
         and verbs.of(caps.updater).op == "update"
         and (long or rng.random() < 0.7)
     ):
         makes = {m.path: m for m in caps.make_fields if not m.prop}
-        states = [s for s in settings(caps, rows) if s.path in makes and s.path != nw.path]
+        states = [s for s in settings(caps, rows) if s.path != nw.path]
         states = [s for s in states if s.path not in source.tool.hidden]
-        if states:
-            w = rng.choice(states)
+        made = [s for s in states if s.path in makes]
+        if made:
+            w = rng.choice(made)
             wm = makes[w.path]
+        elif states and long:  # set on the new records after they are made
+            w, after = rng.choice(states), True
     cut = (len(rows) // 2, len(rows) - 1) if long else (1, max(1, len(rows) // 2))
     more = (2, 4) if long else (1, 3)
     taken = {str(n).casefold() for n in names}
@@ -256,6 +273,7 @@ def _part(
         value = value_for(w, caps, kept, rng)
         if value is MISSING or id_value(value):
             w = wm = value = None
+            after = False
     stale = sum(1 for r in kept if w is not None and value_at(r, w.path) != value)
     chosen = {nw.param, *scope_args, *([wm.param] if wm else [])}
     maker = caps.maker
@@ -272,11 +290,26 @@ def _part(
     wanted = [str(value_at(r, nw.path)) for r in kept] + adds
     rng.shuffle(wanted)
     fixed = [[f, v] for f, v in source.where] + made_fields(caps, {**mk.shared, **set_new})
+    if after and w is not None:
+        fixed.append([w.path, value])
     params: dict[str, Any] = {"c": coll.name, "k": coll.pk, "w": source.where, "nf": nw.path}
     params.update(names=wanted, add=adds, all=fixed, g=w.path if w else "", v=value)
     shared = mk.text(caps) if mk.shared else ""
     return Part(
-        caps, source, scope, nw, wanted, adds, creates, len(gone), stale, w, value, shared, params
+        caps,
+        source,
+        scope,
+        nw,
+        wanted,
+        adds,
+        creates,
+        len(gone),
+        stale,
+        w,
+        value,
+        shared,
+        params,
+        after,
     )
 
 

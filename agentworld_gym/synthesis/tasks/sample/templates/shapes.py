@@ -257,14 +257,16 @@ def choose_listed(
     rng: random.Random,
     fits: Callable[[Caps], Any],
     across: bool = False,
+    long: bool = False,
 ) -> tuple[Caps, Listing] | None:
     """A random listable collection whose capabilities ``fits``, and how to list it
-    (``across``: maybe the records of every parent, when a scoped listing allows it)."""
+    (``across``: maybe the records of every parent, when a scoped listing allows it; always
+    tried first for a ``long`` errand, which then goes through the parents' own tool)."""
     caps = choose(all_caps, rng, lambda c: (c.lister or c.scoped) and fits(c))
     if caps is None:
         return None
     source = None
-    if across and caps.scoped and caps.lister is None and rng.random() < 0.5:
+    if across and caps.scoped and caps.lister is None and (long or rng.random() < 0.5):
         source = every_parent(model, all_caps, caps, rng)
     source = source or listing(model, caps, rng)
     return (caps, source) if source is not None else None
