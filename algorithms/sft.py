@@ -234,7 +234,6 @@ def run_sft(
     if run_dir is not None and (path := checkpoint.latest(run_dir, PHASE)) is not None:
         step = int(checkpoint.load(path, model, optimizer)["step"])
         logger.info("resumed SFT from %s (step %d)", path, step)
-    device = next(model.parameters()).device
     calls = call_start_tokens(examples)
     bar = tracker.progress(total, "SFT", step) if tracker else None
     metrics: dict[str, float] = {}
@@ -243,25 +242,9 @@ def run_sft(
         t0 = time.perf_counter()
         batch = _batch(examples, step, config)
         micro, weights = sft_micro_batches(batch, config, policy.generator.pad_token_id)
-        n_tokens = float(sum(w.sum() for w in weights))
         set_lr(optimizer, lr_at(step, config.lr, config.warmup_steps))
         model.train()
-        loss_sum = 0.0
-        starts: list[float] = []
-        answers: list[float] = []
-        stops: list[float] = []
-        for mb, weight in zip(micro, weights, strict=True):
-            mb = dataclasses.replace(
-                mb, **{k: getattr(mb, k).to(device) for k in ("prefix", "suffix", "attention")}
-            )
-            loss, logp, call_p = micro_batch_loss(model, mb, weight, n_tokens, calls)
-            loss.backward()
-            loss_sum += float(loss.detach())
-            rows = [batch[r] for r in mb.rows]
-            first, last = turn_start_probs(logp.detach(), mb, rows)
-            starts += first
-            answers += last
-            stops += answer_stop_probs(call_p, mb, rows, calls)
+        loss_sum, starts, answers, stops = backward_step(model, batch, micro, weights, calls)
         grad_norm = _clip(params, config.max_grad_norm)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -331,6 +314,37 @@ def micro_batch_loss(
         call_p = torch.zeros(mb.target_mask.shape)
     loss = -(logp * weight.to(logp.device)).sum() / n_tokens
     return loss, logp, call_p
+
+
+def backward_step(
+    model: Any,
+    batch: list[Example],
+    micro: list[MicroBatch],
+    weights: list[torch.Tensor],
+    calls: list[int],
+) -> tuple[float, list[float], list[float], list[float]]:
+    """One step's gradients, accumulated over its micro-batches: the loss, and per turn the
+    probability of its first gold token, of the answer's first token and of answering rather
+    than calling (what :func:`run_sft` logs)."""
+    device = next(model.parameters()).device
+    n_tokens = float(sum(w.sum() for w in weights))
+    loss_sum = 0.0
+    starts: list[float] = []
+    answers: list[float] = []
+    stops: list[float] = []
+    for mb, weight in zip(micro, weights, strict=True):
+        mb = dataclasses.replace(
+            mb, **{k: getattr(mb, k).to(device) for k in ("prefix", "suffix", "attention")}
+        )
+        loss, logp, call_p = micro_batch_loss(model, mb, weight, n_tokens, calls)
+        loss.backward()
+        loss_sum += float(loss.detach())
+        rows = [batch[r] for r in mb.rows]
+        first, last = turn_start_probs(logp.detach(), mb, rows)
+        starts += first
+        answers += last
+        stops += answer_stop_probs(call_p, mb, rows, calls)
+    return loss_sum, starts, answers, stops
 
 
 def prefix_tokens_saved(micro: list[MicroBatch]) -> int:

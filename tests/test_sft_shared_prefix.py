@@ -20,12 +20,11 @@ from algorithms.pool import EnvPoolConfig, TaskPool  # noqa: E402
 from algorithms.sft import (  # noqa: E402
     Example,
     SFTConfig,
-    answer_stop_probs,
+    backward_step,
     micro_batch_loss,
     prefix_tokens_saved,
     run_sft,
     sft_micro_batches,
-    turn_start_probs,
 )
 
 PREFIX = 80  # a "system prompt" all rows share
@@ -74,19 +73,9 @@ def step(policy: Policy, batch: list[Example], share: bool) -> dict[str, object]
     """One step's loss, probes and gradients as :func:`run_sft` computes them."""
     config = SFTConfig(share_prefix=share, turn_start_weight=5.0, micro_batch_size=8)
     micro, weights = sft_micro_batches(batch, config, pad_id=0)
-    n_tokens = float(sum(w.sum() for w in weights))
     policy.model.zero_grad(set_to_none=True)
     policy.model.train()
-    loss_sum, starts, answers, stops = 0.0, [], [], []
-    for mb, weight in zip(micro, weights, strict=True):
-        loss, logp, call_p = micro_batch_loss(policy.model, mb, weight, n_tokens, CALLS)
-        loss.backward()
-        loss_sum += float(loss.detach())
-        examples = [batch[r] for r in mb.rows]
-        first, last = turn_start_probs(logp.detach(), mb, examples)
-        starts += first
-        answers += last
-        stops += answer_stop_probs(call_p, mb, examples, CALLS)
+    loss_sum, starts, answers, stops = backward_step(policy.model, batch, micro, weights, CALLS)
     grads = {
         name: p.grad.clone()
         for name, p in policy.model.named_parameters()

@@ -240,14 +240,12 @@ class EnvSynthesizer:
             return None
         for call in (c.task.gold or {}).get("calls", []):
             for arg, value in call["arguments"].items():
+                if isinstance(value, bool) or (isinstance(value, str) and value.startswith("$")):
+                    continue  # a flag, or a value an earlier call returned
                 key = (call["name"], arg) in self._keys
-                told = isinstance(value, str) and value.startswith("$")
-                if isinstance(value, str) or (key and isinstance(value, int)):
-                    told = (
-                        told or isinstance(value, bool) or given_in(str(value), c.task.instruction)
-                    )
-                    if not told:
-                        return "a value the request does not give"
+                checked = isinstance(value, str) or (key and isinstance(value, int))
+                if checked and not given_in(str(value), c.task.instruction):
+                    return "a value the request does not give"
         return None
 
     @functools.cached_property
@@ -462,13 +460,11 @@ class EnvSynthesizer:
             if why is None:
                 why = self._horizon(c, kind)
             if why is None and self.graphs.strict:
-                bad = (
-                    unreadable(c.task.instruction, self._prose)
-                    or self._misnamed(c)
-                    or self._unsaid(c)
-                )
+                bad = unreadable(c.task.instruction, self._prose) or self._misnamed(c)
                 if bad:
                     why = "unreadable: " + bad.split(" '")[0]
+            if why is None and self.graphs.strict:
+                why = self._unsaid(c)
             if why is None:
                 why = self.gate(c)
             if why is not None:
