@@ -26,6 +26,7 @@ from agentworld_gym.synthesis.tasks.model import build_model
 from agentworld_gym.synthesis.tasks.pipeline import TaskSynthConfig
 from agentworld_gym.synthesis.tasks.runner import Runner
 from agentworld_gym.synthesis.tasks.sample.programs import Caller, capabilities
+from agentworld_gym.synthesis.tasks.sample.templates.given import batch_update
 from agentworld_gym.synthesis.tasks.sample.templates.lookup_create import (
     create_batch,
     lookup_branch,
@@ -595,3 +596,66 @@ def test_setting_a_field_inside_an_object_keeps_the_objects_other_fields():
     assert args["target"] == {**rule["target"], "format": "xlsx"}
     kind = next(w for w in caps.writable if w.path == "ruleType")
     assert setting(caps.updater, caps.coll, rule, kind, "http")["ruleType"] == "http"
+
+
+def test_a_long_batch_update_is_a_clean_up_its_script_grades_per_record():
+    # "Of the tasks A, B, C and D: delete the done ones and set the status of the others": a
+    # long errand over named records reads each, deletes some and updates the rest
+    spec = make_full_env()
+    model, runner = build_model(spec), Runner(spec)
+    caps = capabilities(model, runner)
+    made = [
+        batch_update(model, caps, random.Random(s), Knobs(long=True, min_calls=8))
+        for s in range(40)
+    ]
+    sweeps = [p for p in made if p is not None and p.kind == "sweep"]
+    # where the collection affords one (tasks can be deleted and updated), a long errand is one
+    assert sweeps and all(p.kind == "sweep" for p in made if p and p.params["c"] == "tasks")
+    prog = sweeps[0]
+    caller = Caller(runner, "t", 19)
+    answer = prog.run(caller)
+    tools = {c["name"] for c in caller.calls}
+    assert {"getTask", "updateTask", "deleteTask"} <= tools, prog.request
+    base, final = runner.base.snapshot(), caller.ctx.db.snapshot()
+
+    def verify(state: dict, said: str) -> float:
+        result = run_function(script("sweep", prog.params), "verify", [base, state, said])
+        assert result.ok, result.error
+        return reward_of(result.value)
+
+    assert verify(final, str(answer)) == 1.0
+    # a lazy clean-up that deletes and skips the updates, or touches a record it was not given
+    p = prog.params
+    kept = [
+        r
+        for r in base[p["c"]]
+        if r[p["k"]] in p["ks"] and any(r[p["k"]] == x[p["k"]] for x in final[p["c"]])
+    ]
+    lazy = {
+        **final,
+        p["c"]: [
+            next((r for r in base[p["c"]] if r[p["k"]] == x[p["k"]]), x) for x in final[p["c"]]
+        ],
+    }
+    assert kept and verify(lazy, str(answer)) < 1.0
+    other = next(r for r in final[p["c"]] if r[p["k"]] not in p["ks"])
+    stray = {**final, p["c"]: [x for x in final[p["c"]] if x is not other]}
+    assert verify(stray, str(answer)) == 0.0
+
+
+def test_the_encore_adds_long_tasks_that_use_more_tools(monkeypatch):
+    # the extra long tasks an environment may add past its quota exercise it: beyond
+    # ENCORE_THIN of them, none repeats a three-tool loop
+    from agentworld_gym.synthesis.tasks import pipeline
+
+    def thin(long_extra: int) -> tuple[int, int]:
+        cfg = TaskSynthConfig(long_extra=long_extra)
+        made = synthesize_tasks(make_full_env(), n=18, seed=0, config=cfg)
+        longs = [t for t in made if t.difficulty.get("long_horizon")]
+        return sum(t.difficulty["distinct_tools"] < 4 for t in longs), len(longs)
+
+    before, n_before = thin(0)
+    assert thin(10)[0] > before  # the default cap lets a few more through
+    monkeypatch.setattr(pipeline, "ENCORE_THIN", 0)
+    after, n_after = thin(10)
+    assert after <= before and n_after > n_before

@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--long-extra",
         type=int,
-        default=8,
+        default=10,
         help="long tasks of each long kind an environment that made one may add past its "
         "quota, in place of its latest ordinary ones (0: none)",
     )

@@ -65,7 +65,7 @@ class TaskSynthConfig:
     long_extra: int = 0
     """Long tasks of each long kind an environment that made one may add past its quota,
     in place of its latest ordinary ones (see ``EnvSynthesizer._encore``). The catalog
-    command sets 8 (``--long-extra``); 0 here keeps targeted synthesis (the evolution loop's)
+    command sets 10 (``--long-extra``); 0 here keeps targeted synthesis (the evolution loop's)
     to what it asked for."""
     test_share: float = 0.2
     """Fraction of task families in the test split."""
@@ -389,17 +389,27 @@ class EnvSynthesizer:
         ``config.n``). Few environments can make any long task (their APIs must list, create
         and delete one collection, or chain reads through several); those that can make more
         than the quota, and the catalog is mostly short. No family gets more than
-        ``ENCORE_FAMILY`` tasks this way (more would be one task with other values)."""
+        ``ENCORE_FAMILY`` tasks this way (more would be one task with other values), and at
+        most ``ENCORE_THIN`` of them use fewer than ``ENCORE_TOOLS`` tools: the extra tasks
+        exercise the environment rather than repeat three-tool loops."""
         longs = [k for k in KINDS if k.endswith("_long") and kept[k]]
         if not longs or not self.config.long_extra:
             return
+        thin = _thin(kept) + ENCORE_THIN
         total = sum(map(len, kept.values()))
         self.late, self.graphs.strict, self.graphs.one_errand = True, True, True
         for k in KINDS:
             plan[k] = len(kept[k]) + (self.config.long_extra if k in longs else 0)
         for _ in range(ENCORE_ROUNDS):
             gained = self._round(
-                plan, kept, seen, tried, report, family_cap=ENCORE_FAMILY, draws=ENCORE_DRAWS
+                plan,
+                kept,
+                seen,
+                tried,
+                report,
+                family_cap=ENCORE_FAMILY,
+                draws=ENCORE_DRAWS,
+                thin=thin,
             )
             if not any(gained.values()) or all(len(kept[k]) >= plan[k] for k in longs):
                 break
@@ -422,10 +432,12 @@ class EnvSynthesizer:
         report: EnvReport,
         family_cap: int = 0,
         draws: int = 1,
+        thin: int | None = None,
     ) -> Counter[str]:
         """One round: candidates for what is still missing, judged together; kept per kind
         (with ``family_cap``, none of a family that has that many tasks already; ``draws``
-        multiplies the spare draws of programs and long walks)."""
+        multiplies the spare draws of programs and long walks; ``thin``: how many long tasks
+        with fewer than ``ENCORE_TOOLS`` tools the environment may hold)."""
         families = Counter(c.family for v in kept.values() for c in v)
         batch: list[tuple[str, Candidate]] = []
         for kind in KINDS:
@@ -457,6 +469,9 @@ class EnvSynthesizer:
                 why = "surplus"
             if why is None and family_cap and families[c.family] >= family_cap:
                 why = "family repeated"
+            if why is None and thin is not None and kind.endswith("_long"):
+                if _tools(c) < ENCORE_TOOLS and _thin(kept) >= thin:
+                    why = f"encore: fewer than {ENCORE_TOOLS} tools"
             if why is None:
                 why = self._horizon(c, kind)
             if why is None and self.graphs.strict:
@@ -485,6 +500,9 @@ ask separate things only from the third of them)."""
 ENCORE_ROUNDS = 5
 ENCORE_DRAWS = 4
 """Draws per missing long task in an encore round (long programs seldom instantiate)."""
+ENCORE_TOOLS = 4
+ENCORE_THIN = 4
+"""Long tasks with fewer than ``ENCORE_TOOLS`` distinct tools the encore may add."""
 ENCORE_FAMILY = 5
 """Tasks of one family (a template over one collection and scope, a walk from one start)
 past which the encore adds none."""
@@ -641,6 +659,11 @@ def existing_signatures(tasks: list[TaskSpec]) -> set[tuple[str, str]]:
         for t in tasks
         if (t.provenance or {}).get("synthesizer") != SYNTHESIZER
     }
+
+
+def _thin(kept: dict[str, list[Candidate]]) -> int:
+    """Long tasks kept with fewer than ``ENCORE_TOOLS`` distinct tools."""
+    return sum(_tools(c) < ENCORE_TOOLS for k in KINDS if k.endswith("_long") for c in kept[k])
 
 
 def _tools(c: Candidate) -> int:

@@ -225,23 +225,28 @@ def batch_update(
     model: EnvModel, all_caps: dict[str, Caps], rng: random.Random, knobs: Knobs
 ) -> Program | None:
     """Fetch each named record; update or delete those matching a condition, set one value on
-    those that match and another on the rest, or update the one with the highest number."""
+    those that match and another on the rest, delete those that match and set a value on the
+    rest (a clean-up: four tools where the records are found by name), or update the one with
+    the highest number."""
     if not knobs.given:
         return None
     caps = choose(all_caps, rng, lambda c: _readable(c) and (c.updater or c.deleter))
     if caps is None:
         return None
     coll = caps.coll
-    modes = ["update", "else"] * bool(caps.updater and coll.profile.categorical)
-    modes += ["best"] * bool(caps.updater and coll.profile.numeric and coll.profile.labels)
+    # one value on several records (update, else, sweep): a setting, never a name or a title
+    states = settings(caps, coll.records) if caps.updater else []
+    labelled = caps.updater and coll.profile.numeric and coll.profile.labels and caps.writable
+    modes = ["update", "else"] * bool(states and coll.profile.categorical)
+    modes += ["best"] * bool(labelled)
     modes += ["delete"] * bool(caps.deleter and coll.profile.categorical)
+    clean = states and caps.deleter and Verbs(model).of(caps.updater).op == "update"
+    modes += ["sweep"] * 2 * bool(clean and coll.profile.categorical)
     if not modes:
         return None
-    mode = rng.choice(modes)
-    # one value on several records (update, else): a setting, never a name or a title
-    fields = caps.writable if mode == "best" else settings(caps, coll.records)
-    if mode != "delete" and not fields:
-        return None
+    # a long errand is the clean-up where it can be (four tools, not three)
+    mode = "sweep" if knobs.long and "sweep" in modes else rng.choice(modes)
+    fields = caps.writable if mode == "best" else states
     w = rng.choice(fields) if mode != "delete" else None
     lo = max(3, (knobs.min_calls + 1) // 2)
     n = rng.randint(lo, max(lo, min(say.MAX_ITEMS, knobs.max_calls // 2 + 1)))
@@ -265,19 +270,26 @@ def batch_update(
     else:
         where = _condition(caps, chosen, rng, w.path if w else "")
         targets = [r for r in chosen if hit(r, where)]
-        if not where or not targets or (mode == "else" and len(targets) == len(chosen)):
+        if not where or not targets or (mode in ("else", "sweep") and targets == chosen):
             return None
+    if mode == "sweep":  # the value goes to the records that stay
+        targets = [r for r in chosen if not hit(r, where)]
     value = None if w is None else value_for(w, caps, targets, rng)
     other = value_for(w, caps, [], rng) if mode == "else" else None
     if value is MISSING or other is MISSING or (mode == "else" and other == value):
         return None
-    n_writes = len(chosen) if mode == "else" else len(targets)
+    if mode == "sweep" and (value is MISSING or id_value(value)):
+        return None
+    n_writes = len(chosen) if mode in ("else", "sweep") else len(targets)
     n_calls = len(ref.listers) + len(chosen) + n_writes
-    if n_calls > knobs.max_calls or say.too_long(n_calls, 2 + len(ref.listers), len(chosen)):
+    n_tools = 2 + (mode == "sweep") + len(ref.listers)
+    if n_calls > knobs.max_calls or say.too_long(n_calls, n_tools, len(chosen)):
         return None
     writer = caps.deleter if w is None else caps.updater
     if mode == "else":
         params.update(wc=where, g=w.path, a=value, b=other)
+    elif mode == "sweep":
+        params.update(wc=where, g=w.path, v=value)
     elif w is not None:
         params.update(g=w.path, v=value, w=where)
     else:
@@ -294,6 +306,14 @@ def batch_update(
             r, x = sorted(nums, key=lambda p: p[1][nf], reverse=params["max"])[0]
             caller(writer, setting(writer, coll, {**r, **x}, w, value))
             return Answer(f"It is {x.get(lf)}.", x.get(lf))
+        if mode == "sweep":
+            for r, x in got:
+                if hit(x, where):
+                    caller(caps.deleter, address(caps.deleter, coll, r))
+                elif value_at(x, w.path) != value:
+                    caller(writer, setting(writer, coll, {**r, **x}, w, value))
+            n = sum(hit(x, where) for _, x in got)
+            return Answer(f"I deleted {n}.", n)
         hits = [(r, x) for r, x in got if mode == "else" or hit(x, where)]
         for r, x in hits:
             if w is None:
@@ -335,6 +355,19 @@ def batch_update(
                 f"many got {quote(value)}?",
                 f"Go over {these} — {act(those)}, {act('the others', other)} — and tell me how "
                 f"many ended up with {quote(value)}.",
+            ],
+        )
+    elif mode == "sweep":
+        drop = verbs.delete(caps.deleter, rng, say.ones(where, rng))
+        gone = verbs.done(caps.deleter, "delete")
+        request = pick(
+            rng,
+            [
+                f"Of {these}, {drop} and {act('the others')}. How many did you {gone}?",
+                f"Clean up {these}: {drop}, and {act('every other one')}. Then tell me how "
+                f"many you {gone}.",
+                f"Go through {these} — {drop}, {act('the rest')} — and tell me how many were "
+                f"{gone}.",
             ],
         )
     else:
