@@ -115,6 +115,11 @@ _DESTRUCTIVE = {
 # Words that name an HTTP method more than an intent: they confirm the runtime op only.
 _GENERIC = {"get", "post", "put", "patch", "set", "write", "save", "upsert", "make", "do", "new"}
 _GENERIC |= {"open", "order", "check", "return", "tag", "run"}
+# What a ``check`` asks about: ``CheckNameAvailability`` creates no "name availability".
+_INQUIRIES = {
+    "availability", "existence", "eligibility", "access", "permission", "permissions",
+    "compliance", "health", "status", "usage", "quota", "limit", "limits", "capacity",
+}  # fmt: skip
 _ED_NOUNS = {"feed", "seed", "bed", "speed", "need", "embed", "red", "shed", "weed", "breed"}
 # Verbs that also name resources (a ``test``, a ``backup``): a one-word object may be one.
 _NOUNS_TOO = {"test", "backup", "snapshot", "order", "transfer", "tag", "run", "release"}
@@ -402,6 +407,8 @@ def classify(
     ):
         verb = summary_verb or verb
     op = _op(verb, base)
+    if "check" in flat[:-1] and flat[-1] in _INQUIRIES:
+        verb, op = "check", "action"  # ``CheckNameAvailability``: a question, not a record
     noun = "" if truncated else _noun_from_id(groups, gi, ti)
     if not noun and path_groups:
         noun = _noun_phrase(path_groups[-1])

@@ -60,6 +60,11 @@ from agentworld_gym.semantics import Meaning, classify, meaning, singular
             ("", "", "PutDedicatedIpInPool", "", "", "update"),
             ("update", "update", "dedicated ip", False),
         ),
+        (  # a check asks a question: no "name availability" is made
+            ("POST", "", "Servers_CheckNameAvailability", "", "", "update"),
+            ("action", "check", "name availability", False),
+        ),
+        (("", "", "CheckRun", "", "", "create"), ("create", "create", "run", False)),
     ],
 )
 def test_classify(args: tuple[str, ...], expected: tuple[object, ...]) -> None:

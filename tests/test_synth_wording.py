@@ -101,6 +101,30 @@ def test_a_collection_glued_from_words_or_a_tool_reads_as_words() -> None:
     }
 
 
+def test_acronyms_series_and_camel_case_terms_read_as_their_users_say_them() -> None:
+    from agentworld_gym.synthesis.tasks.request.render import plural
+
+    env = _env(
+        {
+            "ips": ["updateIp"],
+            "series": ["updateSeries"],
+            "storageclasses": ["patchStorageClass"],
+            "giftcards": ["updateGiftcard"],
+        },
+        "Change the IP of a StorageClass in a series. The giftcard balance is kept.",
+    )
+    nouns = build_model(env).nouns()
+    # "IP" (the prose's capitals), never "ips"/"ipses"; "series", never "sery"; CamelCase
+    # is two words; a word the prose writes whole in a sentence stays whole
+    assert nouns == {
+        "ips": "IP",
+        "series": "series",
+        "storageclasses": "storage class",
+        "giftcards": "giftcard",
+    }
+    assert [plural(n) for n in ("IP", "DNS", "series")] == ["IPs", "DNS", "series"]
+
+
 def test_a_noun_another_collection_has_is_not_taken() -> None:
     nouns = build_model(_env({"ts": ["removeTopic"], "topics": ["updateTopic"]})).nouns()
     assert nouns["topics"] == "topic" and nouns["ts"] != "topic"
@@ -163,3 +187,14 @@ def test_foreign_keys_are_ids() -> None:
 
     assert looks_like_id("CompanyIDFK") and looks_like_id("owner_fk")
     assert not looks_like_id("status") and not looks_like_id("feedback")
+
+
+def test_a_number_named_by_one_of_the_worlds_things_is_no_quantity() -> None:
+    # "the total speaker of the talks" means nothing: speaker points at a speaker
+    from agentworld_gym.synthesis.tasks.model import profile
+
+    talks = [{"id": str(i), "speaker": i % 4 + 1, "minutes": 10 * i} for i in range(6)]
+    assert profile(talks, "id", {}, "talk", frozenset({"speaker"})).numeric == ["minutes"]
+    assert profile(talks, "id", {}, "talk").numeric == ["speaker", "minutes"]
+    rated = [{"id": str(i), "rating": i % 5 + 1} for i in range(6)]
+    assert profile(rated, "id", {}, "review", frozenset({"rating"})).numeric == ["rating"]

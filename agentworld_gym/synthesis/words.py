@@ -148,6 +148,20 @@ def prose_words(spec: Any, names: bool = True) -> frozenset[str]:
     return frozenset(s for w in found for s in _stems(w))  # "serverfarm" from "serverfarms"
 
 
+_IN_SENTENCE = re.compile(r"(?<![\w/{}.$-])[A-Za-z]+(?![\w/{}-]|\.\w)")
+
+
+def sentence_words(spec: Any) -> frozenset[str]:
+    """The lower-cased words an environment's descriptions write as words of a sentence:
+    not inside a path or an identifier (``/pullrequests/``, ``giftcard_id``) and not in
+    CamelCase (``StorageClass``: two words for its readers). The tools' prose only: the
+    environment's own description is ours, written from its names."""
+    env = _as_dict(spec)
+    text = " ".join(_prose({"tools": env.get("tools") or []}))
+    found = {w.lower() for w in _IN_SENTENCE.findall(text) if w in (w.lower(), w.capitalize())}
+    return frozenset(s for w in found for s in _stems(w))
+
+
 def _as_dict(spec: Any) -> dict[str, Any]:
     if isinstance(spec, dict):
         return spec

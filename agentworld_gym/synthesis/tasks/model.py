@@ -84,6 +84,8 @@ def singular(noun: str) -> str:
     ``databases`` -> ``database``: where a plural in ``-es`` could lose ``s`` or ``es``, the
     form that is a word wins (judged on the last word, which may be two run together:
     ``projectstatuses``); a plural made plural again (``add_onses``) loses both."""
+    if noun.endswith(("series", "species")):
+        return noun
     if noun.endswith("ies") and len(noun) > 4:
         return noun[:-3] + "y"
     if noun.endswith(("ses", "xes", "ches", "shes", "zes")) and len(noun) >= 3:
@@ -236,9 +238,15 @@ class EnvModel:
 
 # -- profiles -------------------------------------------------------------------------------
 def profile(
-    records: list[dict[str, Any]], pk: str, references: dict[str, str], noun: str = ""
+    records: list[dict[str, Any]],
+    pk: str,
+    references: dict[str, str],
+    noun: str = "",
+    things: frozenset[str] = frozenset(),
 ) -> Profile:
-    """Which fields filter, aggregate and label well (see :class:`Profile`)."""
+    """Which fields filter, aggregate and label well (see :class:`Profile`). A number
+    named by one of the environment's ``things`` in the singular (``speaker``, where
+    there are speakers) points at a record: no total or average of it means anything."""
     n = len(records)
     values: dict[str, list[Any]] = {}
     for rec in records:
@@ -256,7 +264,9 @@ def profile(
         counts = Counter(map(repr, vs))
         distinct = len(counts)
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):
-            if distinct >= 3 and not looks_like_id(k) and not _code_like(k):
+            last = (words(k) or [""])[-1]
+            pointer = last in things and last not in _MEASURES
+            if distinct >= 3 and not looks_like_id(k) and not _code_like(k) and not pointer:
                 prof.numeric.append(k)
         flags = distinct <= 5 and all(isinstance(v, int) for v in vs)  # 0/1, small codes
         if all(isinstance(v, bool) for v in vs) and not flag_reads(k):
@@ -278,6 +288,13 @@ def profile(
     prof.names = [k for r, k in sorted(label_rank) if r < 50 or _naming(k, noun)]
     return prof
 
+
+_MEASURES = frozenset(
+    """rating score price cost count amount balance total size duration quantity number value
+    percent percentage rate level weight height width length age year points stars fee
+    limit capacity usage budget revenue""".split()
+)
+"""Words that name a quantity even where a collection is named so ("ratings")."""
 
 _PAGING = frozenset(
     {
@@ -624,6 +641,18 @@ def _brand(word: str, prose: str) -> str | None:
     return name
 
 
+def _acronyms(noun: str, prose: str) -> str:
+    """``ips`` -> ``IP`` where the prose writes ``IP`` (or ``IPs``): a short word the
+    environment spells in capitals is an acronym, and a noun names one of its things
+    (the plural adds a lower-case ``s``: "IPs", never "ipses")."""
+    said = []
+    for x in noun.split():
+        caps = [_cased(w, prose) for w in ([x, x[:-1]] if x.endswith("s") else [x])]
+        caps = [c for c in caps if c and c.isupper() and len(c) <= 5]
+        said.append(caps[-1] if caps and len(x) <= 6 else x)
+    return " ".join(said)
+
+
 def _abbreviates(short: str, head: str) -> bool:
     """``ts`` of ``topics``: the same first letter, and the rest in order."""
     full = head.replace(" ", "") + "s"
@@ -649,6 +678,7 @@ def _better_nouns(
     prose = " ".join(
         [getattr(spec, "description", "") or "", *(t.description or "" for t in spec.tools)]
     )
+    nouns = {name: _acronyms(noun, prose) for name, noun in nouns.items()}
     taken = {n.lower() for n in nouns.values()}
     by: dict[str, list[ToolModel]] = {}
     for t in tools.values():
@@ -688,11 +718,12 @@ def build_model(spec: EnvSpec) -> EnvModel:
             tools[t.name] = _python_tool(t, spec, nouns)
     db = spec.database
     glued = {"".join(words(t.name)): words(t.name) for t in spec.tools}
-    from agentworld_gym.synthesis.words import prose_words
+    from agentworld_gym.synthesis.words import sentence_words
 
-    prose = prose_words(spec, names=False)
+    prose = sentence_words(spec)
     nouns_of = _better_nouns(spec, {n: _noun(n, glued, prose) for n in db.collections}, tools)
     collections: dict[str, CollectionModel] = {}
+    things = frozenset(n.split()[-1].lower() for n in nouns_of.values() if n)
     for name, meta in db.collections.items():
         refs = dict(spec.collections.get(name, {}).get("references", {}))
         for tm in tools.values():
@@ -707,7 +738,7 @@ def build_model(spec: EnvSpec) -> EnvModel:
             meta.primary_key,
             noun,
             records,
-            profile(records, meta.primary_key, refs, noun),
+            profile(records, meta.primary_key, refs, noun, things),
             refs,
             hint=spec.id,
         )

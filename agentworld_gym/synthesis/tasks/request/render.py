@@ -91,6 +91,8 @@ def plural(noun: str) -> str:
         return noun
     if last in _IRREGULAR:
         return f"{head} {_IRREGULAR[last]}".lstrip()
+    if last.isupper() and len(last) > 1:  # an acronym: "IPs", "DNS" (no "DNSes")
+        return noun if last.endswith("S") else noun + "s"
     if (
         last.endswith("s")
         and not last.endswith(("ss", "us", "is", "ys", "as", "os"))
