@@ -52,7 +52,7 @@ def test_a_collection_noun_must_name_a_kind_of_thing():
 
     assert noun_reads("question") and noun_reads("archived project") and noun_reads("speed")
     # a view of records or an operation is not a kind of thing ("the unanswereds", "add fulls")
-    for bad in ("unanswered", "full", "create", "remove", "featured"):
+    for bad in ("unanswered", "full", "create", "remove", "featured", "similar", "trending"):
         assert not noun_reads(bad), bad
 
 

@@ -65,6 +65,24 @@ def test_fields_get_values_of_their_kind() -> None:
     assert kind_of("employer_name") == kind_of("institution_name") == "company"
 
 
+def test_numbers_a_batch_lists_are_plausible_for_their_field() -> None:
+    # "Bryan Chung (rating 289)": a review rating is 1-5; distinct values or none at all
+    from agentworld_gym.synthesis.tasks.sample.programs import Writable
+    from agentworld_gym.synthesis.tasks.sample.templates.lookup_create import _numbers
+
+    def w(path: str, schema: dict[str, Any]) -> Writable:
+        return Writable(path, path, schema)
+
+    rng = random.Random(0)
+    ratings = _numbers(w("rating", {"type": "integer"}), rng, 4)
+    assert len(set(ratings)) == 4 and all(1 <= x <= 5 for x in ratings)
+    assert _numbers(w("rating", {"type": "integer"}), rng, 5) == []  # no room for a rule
+    years = _numbers(w("release_year", {"type": "integer"}), rng, 3)
+    assert all(2000 <= x <= 2026 for x in years)
+    bounded = _numbers(w("priority", {"type": "integer", "minimum": 1, "maximum": 9}), rng, 3)
+    assert all(1 <= x <= 9 for x in bounded)
+
+
 def test_schema_comes_first() -> None:
     v = fv(2)
     for _ in range(50):

@@ -543,6 +543,41 @@ def _kind(name: str, fmt: str, typ: str, noun: str) -> str:
     return "text"
 
 
+def number_range(name: str, schema: dict[str, Any]) -> tuple[float, float]:
+    """Where a plausible value of the number field ``name`` lies (a year, an age, a rating
+    1-5, a percent, a port, an amount), within the schema's own bounds."""
+    key = fold(name)
+    words = words_of(name) or [key]
+    lo: float = 1
+    hi: float = 1000
+    if key.endswith("year"):
+        lo, hi = 2000, 2026
+    elif key.endswith("age"):
+        lo, hi = 18, 90
+    elif key.endswith(("latitude", "lat")):
+        lo, hi = -60, 60
+    elif key.endswith(("longitude", "lng", "lon", "long")):
+        lo, hi = -150, 150
+    elif any(w in _DURATION_WORDS for w in words):
+        lo, hi = 30, 3600
+    elif key.endswith(("percent", "percentage", "pct", "rate", "ratio")):
+        lo, hi = (0, 100) if "percent" in key or "pct" in key else (0, 1)
+    elif key.endswith(("rating", "stars", "score")):
+        lo, hi = 1, 5
+    elif key.endswith("port"):
+        lo, hi = 1024, 9000
+    elif key.endswith(("amount", "price", "cost", "balance", "fee", "subtotal", "total")):
+        lo, hi = 5, 2500
+    elif key.endswith(("count", "quantity", "qty", "number", "num", "size")):
+        lo, hi = 0, 100
+    mn, mx = schema.get("minimum"), schema.get("maximum")
+    lo = mn if isinstance(mn, int | float) and not isinstance(mn, bool) else lo
+    hi = mx if isinstance(mx, int | float) and not isinstance(mx, bool) else hi
+    if isinstance(mn, int | float) and mx is None:
+        hi = max(hi, lo + 1000)
+    return lo, max(lo, hi)
+
+
 def kind_of(name: str, schema: dict[str, Any] | None = None, noun: str = "") -> str:
     """The kind of value a field holds (``"last_name"``, ``"duration"``, ``"url"``...)."""
     schema = schema if isinstance(schema, dict) else {}
@@ -847,39 +882,12 @@ class FieldValues:
 
     def number(self, name: str, schema: dict[str, Any], integer: bool) -> int | float:
         """A number in a plausible range for the field (amounts, percents, ports, years...)."""
-        key = fold(name)
-        words = words_of(name) or [key]
-        lo, hi = 1, 1000
-        if key.endswith("year"):
-            lo, hi = 2000, 2026
-        elif key.endswith("age"):
-            lo, hi = 18, 90
-        elif key.endswith(("latitude", "lat")):
-            lo, hi = -60, 60
-        elif key.endswith(("longitude", "lng", "lon", "long")):
-            lo, hi = -150, 150
-        elif any(w in _DURATION_WORDS for w in words):
+        words = words_of(name) or [fold(name)]
+        if any(w in _DURATION_WORDS for w in words):
             opts = [s for s in _SECONDS if _in(s, schema)]
             if integer and opts:
                 return self.rng.choice(opts)
-            lo, hi = 30, 3600
-        elif key.endswith(("percent", "percentage", "pct", "rate", "ratio")):
-            lo, hi = (0, 100) if "percent" in key or "pct" in key else (0, 1)
-        elif key.endswith(("rating", "stars", "score")):
-            lo, hi = 1, 5
-        elif key.endswith("port"):
-            lo, hi = 1024, 9000
-        elif key.endswith(("amount", "price", "cost", "balance", "fee", "subtotal", "total")):
-            lo, hi = 5, 2500
-        elif key.endswith(("count", "quantity", "qty", "number", "num", "size")):
-            lo, hi = 0, 100
-        mn, mx = schema.get("minimum"), schema.get("maximum")
-        lo = mn if isinstance(mn, int | float) and not isinstance(mn, bool) else lo
-        hi = mx if isinstance(mx, int | float) and not isinstance(mx, bool) else hi
-        if isinstance(mn, int | float) and mx is None:
-            hi = max(hi, lo + 1000)
-        if hi < lo:
-            hi = lo
+        lo, hi = number_range(name, schema)
         if integer:
             low = int(-(-lo // 1))
             return self.rng.randint(low, max(low, int(hi // 1)))

@@ -76,7 +76,8 @@ NOT_NOUNS = frozenset(
     """all full expanded default basic detailed details mine self me current simple extended
     compact minimal raw info bulk batch multiple single new old latest recent own some any
     none other others each every del dels gets sets lists by for with of in on at to from
-    create update delete remove search query find count total bulks alls fulls""".split()
+    create update delete remove search query find count total bulks alls fulls similar
+    related recommended popular trending nearby available upcoming""".split()
 )
 """Words a collection's noun can end in that name no kind of thing ("the only full in the
 order", "the group of the all"): views and verbs of an API, not its records."""

@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentworld_gym.synthesis.fields import number_range
 from agentworld_gym.synthesis.tasks.model import EnvModel, humanize, looks_like_id
 from agentworld_gym.synthesis.tasks.request import program as say
 from agentworld_gym.synthesis.tasks.request.program import Verbs, pick
@@ -278,8 +279,9 @@ def _free(caps: Caps, taken: set[str]) -> list[Writable]:
 
 
 def _numbers(w: Writable, rng: random.Random, n: int) -> list[int]:
-    lo = int(w.schema.get("minimum", 1))
-    hi = int(w.schema.get("maximum", lo + 500))
+    """``n`` different whole numbers plausible for ``w`` (ratings 1-5, years, amounts)."""
+    a, b = number_range(w.path.rsplit(".", 1)[-1], w.schema)
+    lo, hi = int(-(-a // 1)), int(b // 1)
     return rng.sample(range(lo, hi + 1), n) if hi - lo + 1 >= n + 1 else []
 
 
