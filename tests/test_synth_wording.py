@@ -198,3 +198,15 @@ def test_a_number_named_by_one_of_the_worlds_things_is_no_quantity() -> None:
     assert profile(talks, "id", {}, "talk").numeric == ["speaker", "minutes"]
     rated = [{"id": str(i), "rating": i % 5 + 1} for i in range(6)]
     assert profile(rated, "id", {}, "review", frozenset({"rating"})).numeric == ["rating"]
+
+
+def test_soft_delete_marks_and_dates_kept_as_numbers_are_no_conditions_or_quantities() -> None:
+    from agentworld_gym.synthesis.tasks.model import profile
+
+    rows = [
+        {"id": str(i), "deleted": i % 2 == 0, "modification_date": 1000 + i, "size": i * 3}
+        for i in range(6)
+    ]
+    prof = profile(rows, "id", {})
+    assert "deleted" not in prof.categorical  # "delete every one that is not deleted"
+    assert prof.numeric == ["size"]  # "modification date above 500" is no quantity

@@ -266,13 +266,22 @@ def profile(
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):
             last = (words(k) or [""])[-1]
             pointer = last in things and last not in _MEASURES
+            # a date or time kept as a number: "modification date above 500" means nothing
+            dated = last in _WHEN or "".join(words(k)).endswith(_WHEN_ENDS)
             if distinct >= 3 and not looks_like_id(k) and not _code_like(k) and not pointer:
-                prof.numeric.append(k)
+                if not dated:
+                    prof.numeric.append(k)
         flags = distinct <= 5 and all(isinstance(v, int) for v in vs)  # 0/1, small codes
         if all(isinstance(v, bool) for v in vs) and not flag_reads(k):
             continue  # "with bypass policy lockout safety check on": no condition to state
-        if 2 <= distinct <= max(2, n // 2) and all(
-            isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40) or flags for v in vs
+        # a soft-delete mark is no state to pick by ("delete every one that is not deleted")
+        erased = bool({"deleted", "removed", "deleting", "trashed"} & set(words(k)))
+        if (
+            not erased
+            and 2 <= distinct <= max(2, n // 2)
+            and all(
+                isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40) or flags for v in vs
+            )
         ):
             firsts = {repr(v): v for v in vs}
             prof.categorical[k] = [firsts[r] for r, _ in counts.most_common()]
@@ -289,6 +298,8 @@ def profile(
     return prof
 
 
+_WHEN = frozenset("date time timestamp at on datetime epoch".split())
+_WHEN_ENDS = ("date", "timestamp", "modified", "created", "updated")
 _MEASURES = frozenset(
     """rating score price cost count amount balance total size duration quantity number value
     percent percentage rate level weight height width length age year points stars fee

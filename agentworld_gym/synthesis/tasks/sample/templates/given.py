@@ -363,7 +363,7 @@ def batch_update(
         request = pick(
             rng,
             [
-                f"Of {these}, {drop} and {act('the others')}. How many did you {gone}?",
+                f"Of {these}, {drop} and {act('the others')}. How many were {gone}?",
                 f"Clean up {these}: {drop}, and {act('every other one')}. Then tell me how "
                 f"many you {gone}.",
                 f"Go through {these} — {drop}, {act('the rest')} — and tell me how many were "
