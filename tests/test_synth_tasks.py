@@ -588,3 +588,17 @@ def test_a_walk_gives_every_value_its_gold_passes(tracker):
             for value in call["arguments"].values():
                 if isinstance(value, str) and not value.startswith("$"):
                     assert given_in(value, t.instruction), (t.instruction, call)
+
+
+def test_an_unsaid_value_is_refused_even_under_the_floor(monkeypatch):
+    # the rounds that relax readability for an environment under its floor never keep a
+    # walk whose request leaves out a value (a guess is no task): here every walk leaves one
+    from agentworld_gym.synthesis.tasks.pipeline import EnvSynthesizer
+
+    def unsaid(self, c):
+        return "a value the request does not give" if c.task.kind == "graph" else None
+
+    monkeypatch.setattr(EnvSynthesizer, "_unsaid", unsaid)
+    cfg = TaskSynthConfig(min_tasks=20, attempts=1)
+    made = synthesize_tasks(make_op_env(), n=20, seed=3, config=cfg)
+    assert made and not [t for t in made if t.kind == "graph"]

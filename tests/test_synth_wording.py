@@ -210,3 +210,19 @@ def test_soft_delete_marks_and_dates_kept_as_numbers_are_no_conditions_or_quanti
     prof = profile(rows, "id", {})
     assert "deleted" not in prof.categorical  # "delete every one that is not deleted"
     assert prof.numeric == ["size"]  # "modification date above 500" is no quantity
+
+
+def test_field_names_read_as_words_and_people_are_no_quantities() -> None:
+    from agentworld_gym.synthesis.tasks.model import profile
+    from agentworld_gym.synthesis.tasks.request.program import field_label
+
+    said = {
+        "servicenames": "service names",
+        "isfavorite": "is favorite",
+        "allowCategorysCreation": "allow categories creation",
+        "spreadsheet": "spreadsheet",  # run together but one word people write so
+        "keys": "keys",
+    }
+    assert {f: field_label(f) for f in said} == said
+    rows = [{"id": str(i), "patient": 600 + i, "dose": i * 2, "take": 10} for i in range(6)]
+    assert profile(rows, "id", {}).numeric == ["dose"]  # "patient above 600" means nothing

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentworld_gym.spec import EnvSpec
+from agentworld_gym.synthesis.fields import PERSON_NOUNS
 from agentworld_gym.synthesis.tasks.values import flag_reads
 
 KEY, SCOPE, FILTER, MATCH, SEARCH, PAGE, BODY, OTHER = (
@@ -265,7 +266,7 @@ def profile(
         distinct = len(counts)
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs):
             last = (words(k) or [""])[-1]
-            pointer = last in things and last not in _MEASURES
+            pointer = (last in things or last in PERSON_NOUNS) and last not in _MEASURES
             # a date or time kept as a number: "modification date above 500" means nothing
             dated = last in _WHEN or "".join(words(k)).endswith(_WHEN_ENDS)
             if distinct >= 3 and not looks_like_id(k) and not _code_like(k) and not pointer:
@@ -313,7 +314,7 @@ _PAGING = frozenset(
         "total size", "total count", "total pages", "total results", "total items", "limit",
         "offset", "cursor", "next cursor", "next page token", "prev", "next", "has more",
         "total elements", "current page", "page count", "number of elements", "first page uri",
-        "next page uri", "previous page uri", "page uri", "total entries",
+        "next page uri", "previous page uri", "page uri", "total entries", "take", "skip",
     }
 )  # fmt: skip
 
@@ -532,6 +533,8 @@ def _split(word: str) -> str:
     return word
 
 
+split_glued = _split
+"""``projectstatus`` -> ``project status`` (see :func:`_split`)."""
 _SHORT = frozenset("log key job tag app set map row bot url api fee tax box".split())
 _SUFFIXES = frozenset("ster ment ness ship hood able less ward wise like ling ette".split())
 

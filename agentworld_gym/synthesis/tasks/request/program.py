@@ -97,7 +97,7 @@ def label_of(name: str) -> str:
 def field_label(name: str) -> str:
     """A field as a request names what it writes: :func:`label_of`, an id kept
     (``project_id`` -> ``project id``)."""
-    w = humanize(name.split(".")[-1]).split()
+    w = " ".join(map(_unglued, humanize(name.split(".")[-1]).split())).split()
     w = [_ABBREVIATIONS.get(x, x) for x in w] if len(w) <= 3 else w
     if len(w) >= 2 and w[-1] in ("at", "on") and w[-2] in _EVENTS:
         w = [*w[:-2], *_EVENTS[w[-2]].split(), "date"]  # "created at" -> "creation date"
@@ -106,6 +106,33 @@ def field_label(name: str) -> str:
     elif w in (["created"], ["updated"], ["modified"]):
         w = [*_EVENTS[w[0]].split(), "date"]
     return " ".join(x for i, x in enumerate(w) if i == 0 or x != w[i - 1])
+
+
+def _unglued(word: str) -> str:
+    """A word of a field's name as people write it: ``servicenames`` -> ``service names``,
+    ``isfavorite`` -> ``is favorite``, ``categorys`` -> ``categories`` (words run together,
+    or a plural spelled by rule); a word the dictionary knows stays."""
+    from agentworld_gym.synthesis.tasks.model import split_glued
+    from agentworld_gym.synthesis.words import known
+
+    if not word.isalpha() or len(word) < 5:
+        return word
+    if word.endswith("ys") and word[-3] not in "aeiou" and known(word[:-2] + "y"):
+        return word[:-2] + "ies"
+    if known(word):
+        return word
+    for lead in ("is", "has", "by", "can", "allow", "enable"):
+        rest = word[len(lead) :]
+        if word.startswith(lead) and len(rest) >= 3 and known(rest):
+            return f"{lead} {rest}"
+    split = split_glued(word)  # only onto a word fields end in: "spreadsheet" stays whole
+    return split if split.split()[-1] in _FIELD_ENDS else word
+
+
+_FIELD_ENDS = frozenset(
+    """name names id ids type types count counts date time url code codes status number key
+    keys list value values size mode level""".split()
+)
 
 
 _EVENTS = {
