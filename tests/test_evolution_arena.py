@@ -14,9 +14,9 @@ def _pool() -> list[IndexEntry]:
     for cat, n in sizes.items():
         for i in range(n):
             entries.append(
-                IndexEntry(f"{cat.lower()}{i}", 0, "", "", {"l1": cat, "l2": f"g{i % 3}"})
+                IndexEntry(f"{cat.lower()}{i}", 0, "", "", {"l1": cat, "l2": f"g{i % 3}"}, 3, 9)
             )
-    entries.append(IndexEntry("loose", 0, "", "", {}))
+    entries.append(IndexEntry("loose", 0, "", "", {}, 3, 9))
     return entries
 
 
@@ -53,9 +53,17 @@ def test_remainder_is_redistributed_only_when_asked():
 
 def test_only_the_newest_version_of_an_env_is_in_the_pool():
     entries = [
-        IndexEntry("x", 0, "", "x", {"l1": "A"}),
-        IndexEntry("x", 2, "", "x.v2", {"l1": "A"}),
-        IndexEntry("x", 1, "", "x.v1", {"l1": "A"}),
+        IndexEntry("x", 0, "", "x", {"l1": "A"}, 3, 9),
+        IndexEntry("x", 2, "", "x.v2", {"l1": "A"}, 3, 9),
+        IndexEntry("x", 1, "", "x.v1", {"l1": "A"}, 3, 9),
     ]
     assert [(e.id, e.version) for e in latest_entries(entries)] == [("x", 2)]
     assert sample_arena(entries, k=5, seed=0).by_category == {"A": ["AgentWorld/x-v2"]}
+
+
+def test_an_environment_without_tasks_is_never_drawn():
+    # synthesis made no solvable task for "empty": a draw of it could only fail to reset
+    entries = [IndexEntry("x", 0, "", "x", {"l1": "A"}, 3, 9)]
+    entries.append(IndexEntry("empty", 0, "", "empty", {"l1": "A"}, 3, 0))
+    assert [e.id for e in latest_entries(entries)] == ["x"]
+    assert sample_arena(entries, k=5, seed=0).by_category == {"A": ["AgentWorld/x-v0"]}

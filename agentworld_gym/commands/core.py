@@ -178,7 +178,8 @@ def _adversarial(gym_ids: list[str], args: argparse.Namespace) -> int:
             by_env.setdefault(g, []).append(i)
         jobs = [(g, idx, args.seed, "all") for g, idx in by_env.items()]
     else:
-        jobs = [(g, None, args.seed, args.split) for g in gym_ids]
+        # an environment without tasks (synthesis found none solvable) has nothing to attack
+        jobs = [(g, None, args.seed, args.split) for g in gym_ids if entry_of(g).n_tasks]
     workers = args.workers or os.cpu_count() or 1
     results = [r for batch in ordered_map(_gate_job, jobs, workers) for r in batch]
     failed = [r for r in results if not r.passed]

@@ -30,9 +30,12 @@ def category_of(entry: IndexEntry) -> str:
 
 
 def latest_entries(entries: list[IndexEntry]) -> list[IndexEntry]:
-    """The newest version of every environment id (the live pool)."""
+    """The newest version of every environment id that has tasks (the live pool): an
+    environment for which synthesis could make no solvable task has nothing to reset to."""
     newest: dict[str, IndexEntry] = {}
     for entry in entries:
+        if entry.n_tasks <= 0:
+            continue
         current = newest.get(entry.id)
         if current is None or entry.version > current.version:
             newest[entry.id] = entry
