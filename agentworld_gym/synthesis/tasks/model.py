@@ -269,9 +269,9 @@ def profile(
             pointer = (last in things or last in PERSON_NOUNS) and last not in _MEASURES
             # a date or time kept as a number: "modification date above 500" means nothing
             dated = last in _WHEN or "".join(words(k)).endswith(_WHEN_ENDS)
-            if distinct >= 3 and not looks_like_id(k) and not _code_like(k) and not pointer:
-                if not dated:
-                    prof.numeric.append(k)
+            odd = pointer or dated or looks_like_id(k) or _code_like(k)
+            if distinct >= 3 and not odd:
+                prof.numeric.append(k)
         flags = distinct <= 5 and all(isinstance(v, int) for v in vs)  # 0/1, small codes
         if all(isinstance(v, bool) for v in vs) and not flag_reads(k):
             continue  # "with bypass policy lockout safety check on": no condition to state
@@ -498,7 +498,7 @@ def _noun(name: str, glued: dict[str, list[str]], prose: frozenset[str] = frozen
     if w and len(w) > 1:
         return _phrase(" ".join([*w[:-1], singular(w[-1])]))
     return _phrase(
-        " ".join(x if x in prose else _split(x) for x in humanize(singular(name)).split())
+        " ".join(x if x in prose else split_glued(x) for x in humanize(singular(name)).split())
     )
 
 
@@ -512,7 +512,7 @@ def _phrase(noun: str) -> str:
     return noun
 
 
-def _split(word: str) -> str:
+def split_glued(word: str) -> str:
     """``projectstatus`` -> ``project status``: a word that is none, but two run together,
     each as the dictionary spells it (the longest first word: "access log", not "acces
     slog"), the second no suffix ("fraudster" stays whole)."""
@@ -533,8 +533,6 @@ def _split(word: str) -> str:
     return word
 
 
-split_glued = _split
-"""``projectstatus`` -> ``project status`` (see :func:`_split`)."""
 _SHORT = frozenset("log key job tag app set map row bot url api fee tax box".split())
 _SUFFIXES = frozenset("ster ment ness ship hood able less ward wise like ling ette".split())
 

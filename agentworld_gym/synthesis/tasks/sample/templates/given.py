@@ -278,7 +278,7 @@ def batch_update(
     other = value_for(w, caps, [], rng) if mode == "else" else None
     if value is MISSING or other is MISSING or (mode == "else" and other == value):
         return None
-    if mode == "sweep" and (value is MISSING or id_value(value)):
+    if mode == "sweep" and id_value(value):
         return None
     n_writes = len(chosen) if mode in ("else", "sweep") else len(targets)
     n_calls = len(ref.listers) + len(chosen) + n_writes
