@@ -659,3 +659,19 @@ def test_the_encore_adds_long_tasks_that_use_more_tools(monkeypatch):
     monkeypatch.setattr(pipeline, "ENCORE_THIN", 0)
     after, n_after = thin(10)
     assert after <= before and n_after > n_before
+
+
+def test_a_bulk_purge_never_stands_in_for_deleting_one_record():
+    # "documents:purge" empties a parent: a request deleting one document must not use it
+    spec = make_op_env()
+    purge = op_tool(
+        "purgeTasks",
+        "write",
+        {"taskId": S},
+        ["taskId"],
+        {"op": "delete", "collection": "tasks", "key": "taskId"},
+        description="POST /v1/{parent}/tasks:purge",
+    )
+    spec.tools.insert(0, purge)
+    model, runner = build_model(spec), Runner(spec)
+    assert capabilities(model, runner)["tasks"].deleter.name == "deleteTask"

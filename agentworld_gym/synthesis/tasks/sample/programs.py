@@ -16,6 +16,7 @@ script disagree on some environment produces nothing there.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -249,7 +250,7 @@ def capabilities(model: EnvModel, runner: Runner) -> dict[str, Caps]:
             if ws and _addressable(t) and caps.updater is None:
                 caps.updater, caps.writable = t, ws
         for t in coll.tools.get("delete", []):
-            if _addressable(t) and caps.deleter is None:
+            if _addressable(t) and caps.deleter is None and not _bulk(model, t):
                 caps.deleter = t
         caps.getter = _getter(coll)
         _maker(caps, model)
@@ -291,6 +292,16 @@ def _maker(caps: Caps, model: EnvModel) -> None:
         ]
         caps.maker, caps.make_fields, caps.links = t, _writables(t, coll), links
         return
+
+
+_BULK = re.compile(r"[:/](?:purge|batchDelete|bulkDelete|deleteAll|clear)\b", re.I)
+
+
+def _bulk(model: EnvModel, tool: ToolModel) -> bool:
+    """A tool whose path ends in a bulk action (``documents:purge``): it empties a parent,
+    so no request may use it to delete one record."""
+    spec = next((t for t in model.spec.tools if t.name == tool.name), None)
+    return bool(spec is not None and _BULK.search(spec.description or ""))
 
 
 def _addressable(tool: ToolModel) -> bool:
