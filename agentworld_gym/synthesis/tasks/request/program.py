@@ -27,9 +27,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentworld_gym.semantics import Meaning, meaning
-from agentworld_gym.synthesis.tasks.model import EnvModel, ToolModel, humanize, scalar
+from agentworld_gym.synthesis.tasks.model import (
+    EnvModel,
+    ToolModel,
+    humanize,
+    scalar,
+    split_glued,
+)
 from agentworld_gym.synthesis.tasks.request.render import plural, quote, series
 from agentworld_gym.synthesis.tasks.sample.programs import Caller, Caps
+from agentworld_gym.synthesis.words import known
 
 MAX_ITEMS = 6
 """Most records a single-tool loop names or makes (the gold chain stays under 8 calls)."""
@@ -112,9 +119,6 @@ def _unglued(word: str) -> str:
     """A word of a field's name as people write it: ``servicenames`` -> ``service names``,
     ``isfavorite`` -> ``is favorite``, ``categorys`` -> ``categories`` (words run together,
     or a plural spelled by rule); a word the dictionary knows stays."""
-    from agentworld_gym.synthesis.tasks.model import split_glued
-    from agentworld_gym.synthesis.words import known
-
     if not word.isalpha() or len(word) < 5:
         return word
     if word.endswith("ys") and word[-3] not in "aeiou" and known(word[:-2] + "y"):
