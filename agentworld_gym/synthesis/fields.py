@@ -27,6 +27,8 @@ __all__ = [
     "FieldValues",
     "PERSON_NOUNS",
     "fold",
+    "infra",
+    "is_stock_slug",
     "is_junk",
     "is_placeholder",
     "kind_of",
@@ -543,6 +545,37 @@ def _kind(name: str, fmt: str, typ: str, noun: str) -> str:
     return "text"
 
 
+_INFRA = frozenset(
+    "resourcegroup workspace cluster namespace vault storageaccount server registry bucket "
+    "factory environment env project instance database db tenant realm site app application "
+    "service deployment node pool network subnet gateway hub queue topic stream function "
+    "repository repo pipeline stack domain zone container volume disk machine vm host".split()
+)
+_STOCK_SLUG = re.compile(rf"(?:[a-z0-9]{{2,3}}-)?(?:{'|'.join(_TOPICS)})-(?:{'|'.join(_STAGES)})")
+
+
+_NOT_THINGS = frozenset(
+    "get list create check update delete search post put set name names default defaults "
+    "custom customs availability availabilities info details detail".split()
+)
+"""Words of an operation-made collection noun that name no thing (``get_countries``)."""
+
+
+def infra(key: str, noun: str) -> bool:
+    """Whether the record is infrastructure (a cluster, a namespace, a resource group, a
+    service...), which people name by purpose and stage (``billing-prod``)."""
+    words = {*words_of(singular(noun)), *words_of(key)}
+    return any(w in _INFRA or singular(w) in _INFRA for w in words) or any(
+        k in fold(key) for k in _SLUG_PREFIX
+    )
+
+
+def is_stock_slug(value: str) -> bool:
+    """``billing-prod``, ``rg-auth-dev``: the purpose-stage shape this module draws for
+    infrastructure (and drew, before it knew the record's kind, for users and templates)."""
+    return bool(_STOCK_SLUG.fullmatch(value))
+
+
 def number_range(name: str, schema: dict[str, Any]) -> tuple[float, float]:
     """Where a plausible value of the number field ``name`` lies (a year, an age, a rating
     1-5, a percent, a port, an amount), within the schema's own bounds."""
@@ -742,10 +775,24 @@ class FieldValues:
     def email(self) -> str:
         return f"{self.username()}@{self.domain()}"
 
-    def slug(self, key: str = "") -> str:
-        prefix = next((v for k, v in _SLUG_PREFIX.items() if k in key), "")
-        core = f"{self.rng.choice(_TOPICS)}-{self.rng.choice(_STAGES)}"
-        return f"{prefix}-{core}" if prefix else core
+    def slug(self, key: str = "", noun: str = "") -> str:
+        """A machine name that fits the record: ``rg-billing-prod`` for a resource group or
+        a cluster (infrastructure is named by purpose and stage), ``jlopez`` for a person,
+        ``billing-template`` for anything else (a user named ``orders-us`` reads as noise)."""
+        if not noun or infra(key, noun):
+            prefix = next((v for k, v in _SLUG_PREFIX.items() if k in key), "")
+            core = f"{self.rng.choice(_TOPICS)}-{self.rng.choice(_STAGES)}"
+            return f"{prefix}-{core}" if prefix else core
+        if fold(noun) in PERSON_NOUNS or fold(singular(noun)) in PERSON_NOUNS:
+            return self.username().replace(".", "-")
+        last = words_of(singular(noun))[-1:]
+        if last and last[0] in ("tag", "label", "category", "keyword", "topic"):
+            return self.rng.choice(_TAGS)
+        if last and last[0] in ("location", "region"):
+            return self.by_kind("region")
+        thing = [w for w in words_of(singular(noun)) if w not in _NOT_THINGS][-2:]
+        tail = "-".join(thing) if thing else self.rng.choice(("main", "shared", "primary"))
+        return f"{self.rng.choice(_TOPICS)}-{tail}"
 
     def sentence(self) -> str:
         return self.rng.choice(_SENTENCES).format(
@@ -843,7 +890,13 @@ class FieldValues:
             ),
             "tag": lambda: rng.choice(_TAGS),
             "status": lambda: rng.choice(_STATUSES),
-            "region": lambda: rng.choice(_AZURE_REGIONS if "azure" in self.hint else _REGIONS),
+            "region": lambda: rng.choice(
+                _AZURE_REGIONS
+                if "azure" in self.hint
+                else _GCP_REGIONS
+                if "googleapis" in self.hint
+                else _REGIONS
+            ),
             "location": lambda: (
                 rng.choice(_AZURE_REGIONS)
                 if "azure" in self.hint
@@ -851,7 +904,7 @@ class FieldValues:
                 if "googleapis" in self.hint
                 else f"{self.pick('city')}, {self.pick('state_abbr')}"
             ),
-            "slug": lambda: self.slug(key),
+            "slug": lambda: self.slug(key, noun),
             "team": lambda: rng.choice(_TEAMS),
             "job": lambda: self.pick("job"),
             "method": lambda: rng.choice(_HTTP),
@@ -956,9 +1009,13 @@ def fit(text: str, schema: dict[str, Any], rng: random.Random) -> str:
 
 def singular(name: str) -> str:
     """``projects`` -> ``project``, ``entries`` -> ``entry`` (good enough for nouns)."""
+    if name.endswith(("series", "species")):
+        return name
     if name.endswith("ies") and len(name) > 4:
         return name[:-3] + "y"
-    if name.endswith(("sses", "shes", "xes")) and len(name) > 4:
+    if (name.endswith(("sses", "shes", "xes")) or re.search(r"[^aeiou]ches$", name)) and len(
+        name
+    ) > 4:
         return name[:-2]
     if name.endswith("s") and not name.endswith("ss") and len(name) > 3:
         return name[:-1]

@@ -45,8 +45,10 @@ from agentworld_gym.synthesis.fields import (
     STRUCTURED,
     FieldValues,
     fold,
+    infra,
     is_junk,
     is_placeholder,
+    is_stock_slug,
     kind_of,
     looks_like,
     matches,
@@ -351,7 +353,7 @@ def _settle(
         return None
     if path[0] in world.search.get(coll, ()) and any(q in value.lower() for q in world.queries):
         return None
-    if is_junk(value) or kind in ALWAYS:
+    if is_junk(value) or kind in ALWAYS or (is_stock_slug(value) and not infra(name, noun)):
         return kind
     if kind in STRUCTURED and not looks_like(kind, value):
         return kind
@@ -707,7 +709,8 @@ def plan_renames(
     taken = set(strings) | set(world.named) | set(world.enums)
     plan: dict[str, Rename] = {}
     for old in sorted(where):
-        strength = filler_strength(old)
+        stock = is_stock_slug(old)  # "orders-us" for a user: renamed unless infrastructure
+        strength = filler_strength(old) or 2 * stock
         if not strength or old in produced or old in world.enums or _tasks_name(world, old):
             continue
         if old in keys or (doc_text and old in doc_text):
@@ -741,6 +744,8 @@ def plan_renames(
         if not ok or not choices or (strength < 2 and category and not keyed):
             continue
         rank, name, schema, noun, where_ = min(choices, key=lambda c: c[0])
+        if stock and infra(name, noun):
+            continue
         kind = kind_of(name, schema, noun)
         style = _SLUGGY.match(old)
         if strength < 2 and kind == "text" and not keyed:
