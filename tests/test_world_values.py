@@ -128,6 +128,9 @@ def test_writable_field() -> None:
         assert not writable_field(name, {}), name
     for name in ("name", "title", "description", "status", "address.city", "last_name"):
         assert writable_field(name, {"type": "string"}), name
+    # a one-value enum is the API's constant ("op": "MKDIRS"), never a setting to change
+    assert not writable_field("op", {"type": "string", "enum": ["MKDIRS"]})
+    assert writable_field("status", {"type": "string", "enum": ["open", "closed"]})
 
 
 def _key_values(folder: Path) -> dict[str, Any]:

@@ -269,7 +269,9 @@ def profile(
             pointer = (last in things or last in PERSON_NOUNS) and last not in _MEASURES
             # a date or time kept as a number: "modification date above 500" means nothing
             dated = last in _WHEN or "".join(words(k)).endswith(_WHEN_ENDS)
-            odd = pointer or dated or looks_like_id(k) or _code_like(k)
+            # a yes/no or a page's bounds kept as a number: "the lowest is first" means nothing
+            flag = (words(k) or [""])[0] in _FLAG_WORDS or words(k) in (["start"], ["end"])
+            odd = pointer or dated or flag or looks_like_id(k) or _code_like(k)
             if distinct >= 3 and not odd:
                 prof.numeric.append(k)
         flags = distinct <= 5 and all(isinstance(v, int) for v in vs)  # 0/1, small codes
@@ -300,6 +302,7 @@ def profile(
 
 
 _WHEN = frozenset("date time timestamp at on datetime epoch".split())
+_FLAG_WORDS = frozenset("is are has have can should allow allows enable enabled".split())
 _WHEN_ENDS = ("date", "timestamp", "modified", "created", "updated")
 _MEASURES = frozenset(
     """rating score price cost count amount balance total size duration quantity number value

@@ -92,14 +92,15 @@ def writable_field(name: str, schema: dict[str, Any] | None = None) -> bool:
     etag, version counter, created/updated stamp, self link or type discriminator
     (writing those reads oddly, and the API usually manages them itself)."""
     schema = schema if isinstance(schema, dict) else {}
-    if schema.get("readOnly"):
+    if schema.get("readOnly") or len(schema.get("enum") or ()) == 1:  # a constant: op=MKDIRS
         return False
     leaf, _ = _leaf(name)
     if leaf.startswith(("$", "@", "_")):
         return False
     key = fold(leaf)
     words = words_of(leaf) or [key]
-    if kind_of(leaf, schema) in _NOT_WRITABLE_KINDS or key in _COUNTERS:
+    counter = key in _COUNTERS or (key.endswith("version") and schema_type(schema) == "integer")
+    if kind_of(leaf, schema) in _NOT_WRITABLE_KINDS or counter:
         return False
     if key.startswith(_STAMPS) or words[-1] in ("etag", "checksum", "hash", "key", "keys"):
         return False

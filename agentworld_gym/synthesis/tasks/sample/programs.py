@@ -40,10 +40,10 @@ from agentworld_gym.synthesis.tasks.values import (
     MISSING,
     get_path,
     items_path,
-    sayable_field,
     schema_type,
     simple,
     typed,
+    writable_field,
 )
 
 
@@ -245,7 +245,7 @@ def capabilities(model: EnvModel, runner: Runner) -> dict[str, Caps]:
             ws = [
                 w
                 for w in _writables(t, coll)
-                if w.path not in caps.unique and sayable_field(w.path, w.schema)
+                if w.path not in caps.unique and writable_field(w.path, w.schema)
             ]
             if ws and _addressable(t) and caps.updater is None:
                 caps.updater, caps.writable = t, ws
