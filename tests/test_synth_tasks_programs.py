@@ -178,6 +178,10 @@ def test_conditions_and_verbs_in_words():
     assert "whose is" not in say.np("channel", [["is_global_master", False]], rng)
     assert say.pred([["has_webhook", False]], rng, False) == "doesn't have a webhook"
     assert say.past("publish") == "published" and say.past("stop") == "stopped"
+    # a yes/no write says what it makes the records, in the update's words
+    assert say.state("public", False) == "private" and say.state("is archived", True) == "archived"
+    assert say.state("pinned", False) == "no longer pinned"
+    assert say.state("replies", True) == "" and say.state("can view", True) == ""
     assert say.too_long(8, 2, 4) and say.too_long(7, 2, 7) and not say.too_long(8, 3, 6)
     # among three tools the data may pick more records (a clean-up of eight), never many more
     assert not say.too_long(11, 3, 8) and say.too_long(12, 3, 9)
@@ -200,3 +204,21 @@ def test_program_requests_name_no_raw_conditions_or_steps(seed):
         caller = Caller(runner, "t", 19)
         prog.run(caller)
         assert len(caller.calls) < 8 or len({c["name"] for c in caller.calls}) >= 3
+
+
+def test_a_yes_no_update_is_worded_as_the_state_it_makes():
+    """ "make the rest private", never "set the public of the rest to false"; the audit reads
+    it as the update it is."""
+    from types import SimpleNamespace
+
+    from agentworld_gym.semantics import Meaning
+    from agentworld_gym.synthesis import audit
+
+    verbs = say.Verbs(SimpleNamespace(spec=SimpleNamespace(tools=[])))
+    tool = SimpleNamespace(name="patchVideo", op="update")
+    rng = random.Random(0)
+    clause = verbs.update(tool, rng, "the rest", "public", "false")
+    assert clause == "make the rest private"
+    assert audit.worded_as(clause, Meaning("update", "update", "", False)) is True
+    assert verbs.update(tool, rng, "it", "replies", "false").endswith("replies to false")
+    assert verbs.update(tool, rng, "it", "public", '"false"').endswith('to "false"')

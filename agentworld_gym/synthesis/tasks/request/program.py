@@ -396,6 +396,22 @@ def past(verb: str) -> str:
     return verb + "ed"
 
 
+_BOOLS = ("true", "false")
+"""How :func:`quote` writes a yes/no value (a string "true" comes quoted)."""
+
+
+def state(label: str, value: bool) -> str:
+    """What a yes/no write makes a record, in words (``public``, ``disabled``, ``no longer
+    archived``), or ``""`` when the field is no adjective (``replies``, ``can view``)."""
+    words = label.split()
+    if words[:1] == ["is"]:
+        words = words[1:]
+    if len(words) != 1 or not _adjective(words[0]):
+        return ""
+    word = words[0]
+    return word if value else _ANTONYM.get(word) or f"no longer {word}"
+
+
 class Verbs:
     """The words for one environment's write tools, from their meaning."""
 
@@ -435,6 +451,9 @@ class Verbs:
             verb = m.verb if m.verb in ("rename",) and "name" in fld else ""
             if verb:
                 return f"rename {obj} to {value}"
+            made = state(fld, value == "true") if m.op == "update" and value in _BOOLS else ""
+            if made:  # "make the rest private", never "set the public of the rest to false"
+                return f"make {obj} {made}"
             word = rng.choice(["set", "change"])
             if own:
                 return f"{word} {own} {fld} to {value}"

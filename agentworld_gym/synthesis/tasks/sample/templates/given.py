@@ -189,9 +189,9 @@ def _read_request(
         return pick(
             rng,
             [
-                f"Which of {these} {p}? Tell me their {label}s.",
-                f"Of {these}, list the {label}s of those that {p}.",
-                f"I need the {label}s of whichever of {these} {p}.",
+                f"Which of {these} {p}? Tell me the {label} of each.",
+                f"Of {these}, list the ones that {p}, with the {label} of each.",
+                f"For whichever of {these} {p}, I need the {label}.",
             ],
         )
     if mode == "pick":
