@@ -497,11 +497,11 @@ REALLOCATE_AFTER = 5
 EXTRA_ROUNDS = 10
 """Rounds beyond ``attempts`` while an environment has fewer than ``min_tasks`` (walks that
 ask separate things only from the third of them)."""
-ENCORE_ROUNDS = 5
+ENCORE_ROUNDS = 8
 ENCORE_DRAWS = 4
 """Draws per missing long task in an encore round (long programs seldom instantiate)."""
 ENCORE_TOOLS = 4
-ENCORE_THIN = 4
+ENCORE_THIN = 3
 """Long tasks with fewer than ``ENCORE_TOOLS`` distinct tools the encore may add."""
 ENCORE_FAMILY = 5
 """Tasks of one family (a template over one collection and scope, a walk from one start)
