@@ -594,8 +594,10 @@ def test_setting_a_field_inside_an_object_keeps_the_objects_other_fields():
     rule = next(r for r in caps.coll.records if isinstance(r.get("target"), dict))
     args = setting(caps.updater, caps.coll, rule, fmt, "xlsx")
     assert args["target"] == {**rule["target"], "format": "xlsx"}
-    kind = next(w for w in caps.writable if w.path == "ruleType")
-    assert setting(caps.updater, caps.coll, rule, kind, "http")["ruleType"] == "http"
+    status = next(w for w in caps.writable if w.path == "status")
+    assert setting(caps.updater, caps.coll, rule, status, "disabled")["status"] == "disabled"
+    # ruleType's one-value enum ["http"] is the API's constant: no task writes it
+    assert not any(w.path == "ruleType" for w in caps.writable)
 
 
 def test_a_long_batch_update_is_a_clean_up_its_script_grades_per_record():
