@@ -169,6 +169,7 @@ def test_a_parent_named_by_its_username_is_a_user() -> None:
     assert scope_label("username") == "user"
     assert scope_label("owner_name") == "owner"
     assert scope_label("project_id") == "project"
+    assert scope_label("conversation_sid") == "conversation"
 
 
 def test_past_tense_doubles_a_consonant_only_in_one_syllable() -> None:
@@ -226,3 +227,15 @@ def test_field_names_read_as_words_and_people_are_no_quantities() -> None:
     assert {f: field_label(f) for f in said} == said
     rows = [{"id": str(i), "patient": 600 + i, "dose": i * 2, "take": 10} for i in range(6)]
     assert profile(rows, "id", {}).numeric == ["dose"]  # "patient above 600" means nothing
+
+
+def test_records_named_by_key_say_a_shared_parent_once():
+    from agentworld_gym.synthesis.tasks.request.render import keyed
+
+    same = [('"a"', 'project "P"'), ('"b"', 'project "P"'), ('"c"', 'project "P"')]
+    assert keyed(same) == '"a", "b" and "c" in project "P"'
+    assert keyed([("9", "app 6"), ("8", "app 4")]) == "9 in app 6 and 8 in app 4"
+    # two records under one parent and one under another: parentheses keep it unambiguous
+    mixed = [('"a"', 'group "G"'), ('"b"', 'group "G"'), ('"c"', 'group "H"')]
+    assert keyed(mixed) == '"a" (in group "G"), "b" (in group "G") and "c" (in group "H")'
+    assert keyed([('"a"', ""), ('"b"', "")]) == '"a" and "b"'

@@ -34,7 +34,7 @@ from agentworld_gym.synthesis.tasks.model import (
     scalar,
     split_glued,
 )
-from agentworld_gym.synthesis.tasks.request.render import plural, quote, series
+from agentworld_gym.synthesis.tasks.request.render import keyed, plural, quote, series
 from agentworld_gym.synthesis.tasks.sample.programs import Caller, Caps
 from agentworld_gym.synthesis.words import known
 
@@ -539,7 +539,7 @@ def refer(
         return Ref(series([quote(r.get(lf)) for r in records]), [caps.lister])
     scopes = _scopes(tool or caps.getter)
     listers: list[ToolModel] = []
-    parts = []
+    parts: list[tuple[str, str]] = []
     for r in records:
         where = []
         for fld, pref in scopes:
@@ -547,8 +547,8 @@ def refer(
             where.append(f"{scope_label(fld)} {text}")
             if lister is not None and lister not in listers:
                 listers.append(lister)
-        parts.append(quote(r.get(caps.coll.pk)) + (f" (in {', '.join(where)})" if where else ""))
-    return Ref(series(parts), listers)
+        parts.append((quote(r.get(caps.coll.pk)), ", ".join(where)))
+    return Ref(keyed(parts), listers)
 
 
 def refer_some(
@@ -583,7 +583,7 @@ def scope_label(fld: str) -> str:
     w = label_of(fld).split()
     if w in (["username"], ["user", "name"], ["login"], ["user", "login"], ["handle"]):
         return "user"
-    if len(w) > 1 and w[-1] in ("name", "username", "login", "slug", "handle"):
+    if len(w) > 1 and w[-1] in ("name", "username", "login", "slug", "handle", "sid"):
         return " ".join(w[:-1])
     return " ".join(w)
 

@@ -61,6 +61,21 @@ def series(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def keyed(items: list[tuple[str, str]]) -> str:
+    """Records named by key with the parents that place them (``where``, may be empty):
+    ``"a", "b" and "c" in project "P"`` when they share one, ``9 in app 6 and 8 in app 4``
+    when each has its own, and parentheses only where several parents place several
+    records (a parenthesis repeated for every record reads as machine output)."""
+    keys, wheres = [k for k, _ in items], [w for _, w in items]
+    if not any(wheres):
+        return series(keys)
+    if len(set(wheres)) == 1:
+        return f"{series(keys)} in {wheres[0]}"
+    if len(set(wheres)) == len(wheres) and all(w and ", " not in w for w in wheres):
+        return series([f"{k} in {w}" for k, w in items])
+    return series([f"{k} (in {w})" if w else k for k, w in items])
+
+
 def ordinal(i: int) -> str:
     names = (
         "first",

@@ -33,7 +33,6 @@ from agentworld_gym.synthesis.tasks.model import (
 from agentworld_gym.synthesis.tasks.request.program import (
     MAX_REPEATS,
     field_label,
-    scope_label,
     scope_noun,
 )
 from agentworld_gym.synthesis.tasks.request.render import plural, quote, told
@@ -461,17 +460,6 @@ def given(caps: Caps, rng: random.Random, n: int) -> list[dict[str, Any]]:
         if scalar(r.get(caps.coll.pk)) and all(scalar(r.get(f)) for f in scopes)
     ]
     return rng.sample(rows, min(n, len(rows)))
-
-
-def named(caps: Caps, records: list[dict[str, Any]], tool: ToolModel | None = None) -> str:
-    """The records as the request names them: keys, with the parents ``tool`` (the getter by
-    default) needs."""
-    scopes = scope_fields(tool or caps.getter)
-    parts = []
-    for r in records:
-        where = ", ".join(f"{scope_label(f)} {quote(r.get(f))}" for f in scopes)
-        parts.append(quote(r.get(caps.coll.pk)) + (f" (in {where})" if where else ""))
-    return ", ".join(parts)
 
 
 def scope_fields(tool: ToolModel | None) -> list[str]:
