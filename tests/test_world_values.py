@@ -543,3 +543,14 @@ def test_reseed_renames_stock_slugs_of_people_and_keeps_infrastructure(tmp_path:
     runner = Runner(EnvSpec.load(folder))
     ctx = runner.context("probe")
     assert all(runner.call(ctx, "get_users", {"name": u}).ok for u in users)
+
+
+def test_an_enums_not_set_member_is_never_drawn_or_written() -> None:
+    from agentworld_gym.synthesis.fields import is_sentinel
+
+    schema = {"type": "string", "enum": ["STATE_UNSPECIFIED", "ACTIVE", "DISABLED"]}
+    rng = random.Random(0)
+    assert is_sentinel("STATE_UNSPECIFIED") and not is_sentinel("ACTIVE")
+    drawn = {FieldValues(rng, ()).string("state", schema) for _ in range(40)}
+    assert drawn == {"ACTIVE", "DISABLED"}
+    assert {new_value(schema, "state", "ACTIVE", rng) for _ in range(20)} == {"DISABLED"}

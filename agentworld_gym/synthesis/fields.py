@@ -31,6 +31,7 @@ __all__ = [
     "is_stock_slug",
     "is_junk",
     "is_placeholder",
+    "is_sentinel",
     "kind_of",
     "looks_like",
     "words_of",
@@ -570,6 +571,12 @@ def infra(key: str, noun: str) -> bool:
     )
 
 
+def is_sentinel(value: Any) -> bool:
+    """An enum's "not set" member (``STATE_UNSPECIFIED``): the API's default, which no user
+    picks, writes or filters by."""
+    return isinstance(value, str) and (value == "UNSPECIFIED" or value.endswith("_UNSPECIFIED"))
+
+
 def is_stock_slug(value: str) -> bool:
     """``billing-prod``, ``rg-auth-dev``: the purpose-stage shape this module draws for
     infrastructure (and drew, before it knew the record's kind, for users and templates)."""
@@ -951,7 +958,7 @@ class FieldValues:
         schema = schema if isinstance(schema, dict) else {}
         enum = [v for v in schema.get("enum") or () if isinstance(v, str)]
         if enum:
-            return self.rng.choice(enum)
+            return self.rng.choice([v for v in enum if not is_sentinel(v)] or enum)
         kind = kind_of(name, schema, noun)
         example = schema.get("example")
         if isinstance(example, str) and example and self.rng.random() < 0.3:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentworld_gym.spec import EnvSpec
-from agentworld_gym.synthesis.fields import PERSON_NOUNS
+from agentworld_gym.synthesis.fields import PERSON_NOUNS, is_sentinel
 from agentworld_gym.synthesis.tasks.values import flag_reads
 
 KEY, SCOPE, FILTER, MATCH, SEARCH, PAGE, BODY, OTHER = (
@@ -287,7 +287,9 @@ def profile(
             )
         ):
             firsts = {repr(v): v for v in vs}
-            prof.categorical[k] = [firsts[r] for r, _ in counts.most_common()]
+            states = [firsts[r] for r, _ in counts.most_common() if not is_sentinel(firsts[r])]
+            if len(states) >= 2:  # "STATE_UNSPECIFIED" is no state a user picks records by
+                prof.categorical[k] = states
         if distinct == len(vs) == n and all(
             isinstance(v, str) and 3 <= len(v) <= 60 and "\n" not in v for v in vs
         ):

@@ -11,7 +11,14 @@ import hashlib
 import random
 from typing import Any
 
-from agentworld_gym.synthesis.fields import FieldValues, fold, kind_of, matches, words_of
+from agentworld_gym.synthesis.fields import (
+    FieldValues,
+    fold,
+    is_sentinel,
+    kind_of,
+    matches,
+    words_of,
+)
 from agentworld_gym.verifiers.checks import _MISSING, get_path
 
 __all__ = [
@@ -157,7 +164,9 @@ def new_value(
     sentence) tune it.
     """
     t = schema_type(schema)
-    enum = [v for v in schema.get("enum", []) if v is not None and v != current]
+    enum = [
+        v for v in schema.get("enum", []) if v is not None and v != current and not is_sentinel(v)
+    ]
     if schema.get("enum"):
         return rng.choice(enum) if enum else MISSING
     if t == "boolean":
