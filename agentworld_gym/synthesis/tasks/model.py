@@ -20,7 +20,7 @@ from typing import Any
 
 from agentworld_gym.spec import EnvSpec
 from agentworld_gym.synthesis.fields import PERSON_NOUNS, is_sentinel
-from agentworld_gym.synthesis.tasks.values import flag_reads
+from agentworld_gym.synthesis.tasks.values import flag_named, flag_reads
 
 KEY, SCOPE, FILTER, MATCH, SEARCH, PAGE, BODY, OTHER = (
     "key",
@@ -270,8 +270,8 @@ def profile(
             # a date or time kept as a number: "modification date above 500" means nothing
             dated = last in _WHEN or "".join(words(k)).endswith(_WHEN_ENDS)
             # a yes/no or a page's bounds kept as a number: "the lowest is first" means nothing
-            flag = (words(k) or [""])[0] in _FLAG_WORDS or words(k) in (["start"], ["end"])
-            odd = pointer or dated or flag or looks_like_id(k) or _code_like(k)
+            bound = words(k) in (["start"], ["end"])
+            odd = pointer or dated or flag_named(k) or bound or looks_like_id(k) or _code_like(k)
             if distinct >= 3 and not odd:
                 prof.numeric.append(k)
         flags = distinct <= 5 and all(isinstance(v, int) for v in vs)  # 0/1, small codes
@@ -304,7 +304,6 @@ def profile(
 
 
 _WHEN = frozenset("date time timestamp at on datetime epoch".split())
-_FLAG_WORDS = frozenset("is are has have can should allow allows enable enabled".split())
 _WHEN_ENDS = ("date", "timestamp", "modified", "created", "updated")
 _MEASURES = frozenset(
     """rating score price cost count amount balance total size duration quantity number value

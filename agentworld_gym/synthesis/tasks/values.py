@@ -24,6 +24,7 @@ from agentworld_gym.verifiers.checks import _MISSING, get_path
 __all__ = [
     "items_path",
     "MISSING",
+    "flag_named",
     "flag_reads",
     "fresh_text",
     "get_path",
@@ -119,6 +120,13 @@ def writable_field(name: str, schema: dict[str, Any] | None = None) -> bool:
 
 
 _FLAG_HEADS = ("has", "have", "can", "allow", "allows", "should", "supports", "requires")
+
+
+def flag_named(name: str) -> bool:
+    """Whether the field is named as a yes/no (``is_first``, ``has_children``, ``can_edit``),
+    whatever its values: a number under such a name is no quantity ("the lowest is first")."""
+    w = words_of(_leaf(name)[0])
+    return bool(w) and (w[0] in ("is", "are", "enable", "enabled") or w[0] in _FLAG_HEADS)
 
 
 def flag_reads(name: str) -> bool:
