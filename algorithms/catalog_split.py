@@ -8,7 +8,8 @@ catalog is regenerated:
    turn re-reads), and at least ``min_tasks`` tasks that fit. A task fits when its gold
    solution is a tool chain of at most ``max_gold_calls`` calls that replays to reward 1.0 and
    whose tool results take at most ``max_observation_chars`` characters together. For the
-   embedded SmolLM2-135M the defaults keep prompt + gold episode under ~1,500 tokens.
+   embedded SmolLM2-135M, which reads the tools as signature lines, the defaults keep
+   prompt + gold episode under ~1,500 tokens.
 2. **Held-out category.** One L1 category among those with at least two qualifying
    environments (seeded choice; or named by ``heldout_category``) is held out whole.
 3. **Held-out environments.** Of the remaining qualifying environments, a seeded
@@ -55,10 +56,11 @@ class CatalogRule:
     """Select the pool by this rule (then ``env_pool.envs`` must be empty)."""
     part: Part = Part.train
     """Which part of the split the pool covers (evaluation asks for the held-out parts)."""
-    max_tools: int = 8
+    max_tools: int = 10
     """At most this many tools (``submit`` not counted)."""
-    max_tool_chars: int = 3500
-    """At most this many characters of tool schemas (compact JSON)."""
+    max_tool_chars: int = 6000
+    """At most this many characters of tool schemas (compact JSON; the embedded model reads
+    them as signature lines, about 900 tokens at most)."""
     max_gold_calls: int = 2
     """A fitting task's gold chain has at most this many calls."""
     max_observation_chars: int = 1200

@@ -13,6 +13,8 @@ from agentworld_gym.llm.chat_format import (
     ChatTemplateError,
     ToolFormat,
     parse_tool_calls,
+    schema_type,
+    signature,
     to_hermes,
 )
 
@@ -50,6 +52,60 @@ def test_hermes_rewrite_puts_tools_in_system_prompt_and_wraps_results():
         == '<tool_call>\n{"name": "get_item", "arguments": {"item_id": "i1"}}\n</tool_call>'
     )
     assert out[3]["content"] == '<tool_response>\n{"id": "i1"}\n</tool_response>'
+
+
+def test_signature_says_every_argument_its_type_and_whether_it_is_optional():
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "update_order",
+            "description": "Update an order. Long text the signature leaves out, e.g. this.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "orderId": {"type": "string", "format": "uuid"},
+                    "status": {"type": ["string", "null"], "enum": ["open", "closed", None]},
+                    "lines": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
+                            "required": ["sku"],
+                        },
+                    },
+                    "limit": {"type": "integer", "default": 20},
+                    "note": {
+                        "type": "string",
+                        "description": "Shown to the buyer (e.g. thanks). More.",
+                    },
+                },
+                "required": ["orderId"],
+            },
+        },
+    }
+    assert signature(tool).split("\n") == [
+        'update_order(orderId: uuid, status?: "open"|"closed", lines?: {sku: string, qty?: '
+        "integer}[], limit?: integer = 20, note?: string) - Update an order.",
+        "  note: Shown to the buyer (e.g. thanks).",
+    ]
+    assert schema_type({"enum": list(range(20))}).endswith("|11|...")
+    assert schema_type({"anyOf": [{"type": "integer"}, {"type": "null"}]}) == "integer"
+
+
+def test_signatures_format_lists_tools_as_lines_and_keeps_hermes_calls():
+    fmt = ChatFormat(WordTokenizer(CHATML), ToolFormat.signatures)
+    chat = [
+        {"role": "user", "content": "Find i1"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "c0", "content": '{"id": "i1"}'},
+    ]
+    text = fmt.render(chat, TOOLS, add_generation_prompt=True)
+    assert "get_item(item_id?: string) - Get one item." in text and '"properties"' not in text
+    assert '<tool_call>\n{"name": "get_item", "arguments": {"item_id": "i1"}}' in text
+    assert fmt.history_message("<tool_call>x</tool_call>")["content"] == "<tool_call>x</tool_call>"
+    fmt.check_prefix_preserving(TOOLS)
+    hermes = ChatFormat(WordTokenizer(CHATML)).render(chat, TOOLS, add_generation_prompt=True)
+    assert len(text) < len(hermes)
 
 
 def test_parse_tool_calls_round_trip_and_malformed_calls_stay_text():

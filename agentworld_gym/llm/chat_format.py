@@ -20,6 +20,8 @@ schemas and calls themselves (``ToolFormat.native``). For ChatML templates witho
 (SmolLM2) we use the Hermes convention (``ToolFormat.hermes``): the schemas go into the system
 prompt inside ``<tools></tools>``, calls are ``<tool_call>{"name", "arguments"}</tool_call>``
 in the assistant text and tool results ``<tool_response>`` blocks in ``tool`` messages.
+``ToolFormat.signatures`` is Hermes with each tool listed as one signature line instead of its
+JSON schema (a third of the tokens): for small models whose prompt is mostly the tool list.
 
 Only a tokenizer is needed (``apply_chat_template``, ``encode``, ``decode``), no model library.
 """
@@ -50,6 +52,22 @@ For each function call, return a json object with function name and arguments wi
 {{"name": <function-name>, "arguments": <args-json-object>}}
 </tool_call>"""
 
+SIGNATURES_TOOLS_PROMPT = """# Tools
+
+You may call one or more functions to assist with the user query. The functions, one per \
+line as name(argument: type, optional?: type) - what it does:
+{signatures}
+
+For each function call, return a json object with function name and arguments within \
+<tool_call></tool_call> XML tags:
+<tool_call>
+{{"name": <function-name>, "arguments": <args-json-object>}}
+</tool_call>"""
+
+MAX_ENUM_SHOWN = 12
+"""A signature lists at most this many members of an enum (then ``|...``)."""
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?]\s+(?=[A-Z(\"'])")
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 
 
@@ -63,6 +81,8 @@ class ToolFormat(StrEnum):
     """The template renders ``tools=``, ``tool_calls`` and ``tool`` messages itself."""
     hermes = "hermes"
     """Schemas in the system prompt, ``<tool_call>`` JSON in the assistant text."""
+    signatures = "signatures"
+    """Hermes, with one signature line per tool instead of its JSON schema."""
 
 
 class ChatTemplateError(ConfigError):
@@ -73,6 +93,79 @@ def hermes_tools_prompt(tools: list[dict[str, Any]]) -> str:
     """The Hermes system-prompt block listing ``tools`` (OpenAI function schemas)."""
     schemas = "\n".join(json.dumps(t, ensure_ascii=False, separators=(",", ":")) for t in tools)
     return HERMES_TOOLS_PROMPT.format(schemas=schemas)
+
+
+def signature(tool: dict[str, Any]) -> str:
+    """One line for an OpenAI tool schema: ``name(arg: type, opt?: type = default) - text``.
+
+    The description is its first sentence (an API's summary); parameter descriptions follow
+    on indented lines, first sentence too, since some say what a value means ("the media
+    type of the data").
+
+    >>> signature({"type": "function", "function": {"name": "get-tag", "description": "Get.",
+    ...     "parameters": {"type": "object", "properties": {"tagId": {"type": "integer"},
+    ...     "color": {"type": ["string", "null"], "enum": ["red", "olive"]}},
+    ...     "required": ["tagId"]}}})
+    'get-tag(tagId: integer, color?: "red"|"olive") - Get.'
+    """
+    function = tool.get("function", tool)
+    parameters = function.get("parameters") or {}
+    required = set(parameters.get("required") or [])
+    args, notes = [], []
+    for name, schema in (parameters.get("properties") or {}).items():
+        arg = f"{name}{'' if name in required else '?'}: {schema_type(schema)}"
+        if "default" in schema and schema["default"] is not None:
+            arg += f" = {json.dumps(schema['default'], ensure_ascii=False)}"
+        args.append(arg)
+        if text := _first_sentence(str(schema.get("description") or ""), 100):
+            notes.append(f"  {name}: {text}")
+    head = f"{function.get('name', '')}({', '.join(args)})"
+    if text := _first_sentence(str(function.get("description") or ""), 200):
+        head += f" - {text}"
+    return "\n".join([head, *notes])
+
+
+def schema_type(schema: dict[str, Any]) -> str:
+    """A JSON schema as a short type: ``string``, ``uuid``, ``"a"|"b"``, ``integer[]``,
+    ``{id: string, note?: string}``, ``object``."""
+    if not isinstance(schema, dict):
+        return "any"
+    enum = [v for v in schema.get("enum") or [] if v is not None]
+    if enum:
+        shown = "|".join(json.dumps(v, ensure_ascii=False) for v in enum[:MAX_ENUM_SHOWN])
+        return shown + ("|..." if len(enum) > MAX_ENUM_SHOWN else "")
+    for key in ("anyOf", "oneOf"):
+        if options := [o for o in schema.get(key) or [] if o.get("type") != "null"]:
+            return "|".join(dict.fromkeys(schema_type(o) for o in options))
+    kind = schema.get("type", "any")
+    if isinstance(kind, list):
+        kind = "|".join(k for k in kind if k != "null") or "null"
+    if kind == "array":
+        inner = schema_type(schema.get("items") or {})
+        return f"({inner})[]" if "|" in inner else f"{inner}[]"
+    if kind == "object" and schema.get("properties"):
+        required = set(schema.get("required") or [])
+        fields = ", ".join(
+            f"{k}{'' if k in required else '?'}: {schema_type(v)}"
+            for k, v in schema["properties"].items()
+        )
+        return f"{{{fields}}}"
+    if kind == "string" and schema.get("format"):
+        return str(schema["format"])
+    return str(kind)
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    """The first sentence of ``text`` (an API summary), at most ``limit`` characters."""
+    text = " ".join(text.split())
+    if match := _SENTENCE_END.search(text):
+        text = text[: match.start() + 1]
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def signatures_tools_prompt(tools: list[dict[str, Any]]) -> str:
+    """The system-prompt block listing ``tools`` as signature lines (``ToolFormat.signatures``)."""
+    return SIGNATURES_TOOLS_PROMPT.format(signatures="\n".join(signature(t) for t in tools))
 
 
 def hermes_call_text(call: dict[str, Any]) -> str:
@@ -90,8 +183,11 @@ def hermes_call_text(call: dict[str, Any]) -> str:
     return f"<tool_call>\n{body}\n</tool_call>"
 
 
-def to_hermes(messages: list[Message], tools: list[dict[str, Any]] | None) -> list[Message]:
-    """Rewrite an OpenAI chat for a template with no tool support (plain string contents).
+def to_hermes(
+    messages: list[Message], tools: list[dict[str, Any]] | None, signatures: bool = False
+) -> list[Message]:
+    """Rewrite an OpenAI chat for a template with no tool support (plain string contents);
+    ``signatures`` lists the tools as signature lines instead of JSON schemas.
 
     >>> to_hermes([{"role": "tool", "content": "42"}], None)[0]["content"]
     '<tool_response>\\n42\\n</tool_response>'
@@ -106,7 +202,7 @@ def to_hermes(messages: list[Message], tools: list[dict[str, Any]] | None) -> li
             content = f"<tool_response>\n{content}\n</tool_response>"
         out.append({"role": role, "content": content})
     if tools:
-        block = hermes_tools_prompt(tools)
+        block = signatures_tools_prompt(tools) if signatures else hermes_tools_prompt(tools)
         if out and out[0]["role"] == "system":
             out[0] = {"role": "system", "content": f"{out[0]['content']}\n\n{block}"}
         else:
@@ -178,6 +274,8 @@ class ChatFormat:
         if tool_format is ToolFormat.auto:
             tool_format = ToolFormat.native if "tools" in template else ToolFormat.hermes
         self.tool_format = tool_format
+        self.hermes_text = tool_format in (ToolFormat.hermes, ToolFormat.signatures)
+        """Calls are ``<tool_call>`` text in the assistant message (not template-native)."""
         self.eos_token = eos_token or tokenizer.eos_token
         if not self.eos_token:
             raise ChatTemplateError("the tokenizer has no EOS token; pass eos_token=")
@@ -191,9 +289,9 @@ class ChatFormat:
         self, messages: list[Message], tools: list[dict] | None, add_generation_prompt: bool
     ) -> str:
         """The template's text for ``messages`` (Hermes rewriting applied when needed)."""
-        if self.tool_format is ToolFormat.hermes:
+        if self.hermes_text:
             return self.tokenizer.apply_chat_template(
-                to_hermes(messages, tools),
+                to_hermes(messages, tools, self.tool_format is ToolFormat.signatures),
                 tokenize=False,
                 add_generation_prompt=add_generation_prompt,
             )
@@ -216,7 +314,7 @@ class ChatFormat:
         """The assistant message to keep in the history after generating ``text``: the text
         itself for Hermes (the template renders it verbatim), the parsed calls for native
         templates (which render ``tool_calls`` themselves)."""
-        if self.tool_format is ToolFormat.hermes:
+        if self.hermes_text:
             return {"role": "assistant", "content": text}
         return self.parse(text)
 
