@@ -59,6 +59,10 @@ class EvalConfig:
     heldout: bool = True
     """With a rule-selected pool (``env_pool.rule``), also evaluate the held-out
     environments and the held-out category (:mod:`algorithms.heldout`)."""
+    parts: list[str] = field(default_factory=lambda: ["train", "heldout_envs", "heldout_category"])
+    """Which sets of a rule-selected pool are evaluated (:class:`~algorithms.catalog_split.Part`
+    names): the training environments' ``test`` split, the held-out environments, the
+    held-out category. The scaling sweep plots only ``heldout_envs`` and evaluates only it."""
     extra_envs: list[str] = field(default_factory=list)
     """Environments evaluated on their ``split`` as sets of their own (``[notion]``)."""
     extra_max_episode_tokens: int = 6144

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentworld_gym.errors import ConfigError
 from agentworld_gym.suites import bootstrap_interval
 from algorithms.catalog_split import Part
 from algorithms.evaluate import (
@@ -52,14 +53,20 @@ class EvalSet:
 
 def eval_sets(pool: TaskPool, config: EvalConfig) -> list[EvalSet]:
     """The held-out sets of a run (see the module docstring)."""
+    try:
+        parts = {Part(p) for p in config.parts}
+    except ValueError as exc:
+        raise ConfigError(f"eval.parts: {exc}; choose from {[p.value for p in Part]}") from exc
     own = config
     if pool.split is not None and config.train_max_tasks is not None:
         own = dataclasses.replace(config, max_tasks=config.train_max_tasks)
-    sets = [EvalSet("train-envs (test tasks)", pool, own, owned=False)]
+    sets = []
+    if pool.split is None or Part.train in parts:
+        sets.append(EvalSet("train-envs (test tasks)", pool, own, owned=False))
     if pool.split is not None and config.heldout:
         rule = pool.config.rule
         for part, name in ((Part.heldout_envs, "held-out envs"), (Part.heldout_category, "")):
-            if not pool.split.part(part):
+            if part not in parts or not pool.split.part(part):
                 continue
             name = name or f"held-out category ({pool.split.category})"
             held = TaskPool(

@@ -103,3 +103,20 @@ def test_sets_share_rollout_batches_and_come_back_apart():
     for s in sets:
         assert results[s.name].episodes == 2
         assert set(results[s.name].per_env) <= set(s.pool.env_ids)
+
+
+def test_eval_parts_choose_the_sets_and_a_wrong_name_says_which_exist():
+    from agentworld_gym.errors import ConfigError
+    from algorithms.evaluate import EvalConfig
+    from algorithms.heldout import close_sets, eval_sets
+
+    pool = TaskPool(EnvPoolConfig(rule=RULE))
+    sets = eval_sets(pool, EvalConfig(parts=["heldout_envs"]))
+    try:
+        assert [s.name for s in sets] == ["held-out envs"]
+        assert set(sets[0].pool.env_ids) == set(split_catalog(RULE).heldout_envs)
+    finally:
+        close_sets(sets)
+    with pytest.raises(ConfigError, match="heldout_category"):
+        eval_sets(pool, EvalConfig(parts=["heldout"]))
+    pool.close()
