@@ -63,6 +63,10 @@ class EvalConfig:
     """Which sets of a rule-selected pool are evaluated (:class:`~algorithms.catalog_split.Part`
     names): the training environments' ``test`` split, the held-out environments, the
     held-out category. The scaling sweep plots only ``heldout_envs`` and evaluates only it."""
+    gold_nll: bool = False
+    """Also measure each set's teacher-forced loss of its gold trajectories (mean negative
+    log-likelihood per assistant token, one forward pass per task, no decoding): transfer a
+    small model shows in likelihood before it shows in success (:func:`heldout.gold_nll`)."""
     extra_envs: list[str] = field(default_factory=list)
     """Environments evaluated on their ``split`` as sets of their own (``[notion]``)."""
     extra_max_episode_tokens: int = 6144
@@ -87,6 +91,11 @@ class EvalResult:
     answered: float | None = None
     """Share of episodes the model ended with a final answer, not cut by the turn or token
     budget (``None`` in results written before it was recorded)."""
+    gold_nll: float | None = None
+    """Mean over tasks of the gold trajectory's loss per assistant token (``eval.gold_nll``)."""
+    episode_gold_nll: list[float] = field(default_factory=list)
+    """That loss per task, in the order of ``episode_success`` (tasks without a replayable
+    gold are left out)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

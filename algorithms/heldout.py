@@ -100,7 +100,50 @@ def evaluate_sets(model: Any, sets: list[EvalSet]) -> dict[str, EvalResult]:
         for s in group:
             mine, trajs = trajs[: len(tasks[s.name])], trajs[len(tasks[s.name]) :]
             results[s.name] = summarise(mine, s.pool)
+            if s.config.gold_nll and hasattr(model, "model"):
+                losses = gold_nll(model, s)
+                results[s.name].episode_gold_nll = losses
+                results[s.name].gold_nll = sum(losses) / len(losses) if losses else None
     return {s.name: results[s.name] for s in sets}
+
+
+def gold_nll(generator: Any, s: EvalSet) -> list[float]:
+    """Teacher-forced loss of ``s``'s gold trajectories under ``generator``'s model: for each
+    evaluated task whose gold replays, the mean negative log-likelihood of the assistant
+    tokens (calls and answer) given everything before them, encoded exactly as SFT and
+    rollouts encode them. Lower is better; success needs every token of a call right, so a
+    model learns to transfer here first."""
+    import torch
+
+    from agentworld_gym import load_spec
+    from agentworld_gym.replay import gold_trajectory
+
+    model, fmt = generator.model, generator.chat_format
+    device = next(model.parameters()).device
+    out: list[float] = []
+    was_training = model.training
+    model.eval()
+    try:
+        for task in select_tasks(s.pool, s.config):
+            env = s.pool.acquire(task.env_id, s.config.split)
+            try:
+                _, info = env.reset(options={"task_id": task.task_id})
+                chat = gold_trajectory(env.unwrapped, load_spec(task.env_id).task(task.task_id))
+            finally:
+                s.pool.release(env, task.env_id, s.config.split)
+            if chat is None:
+                continue
+            ids, mask = fmt.encode_chat(chat, info["tools"])
+            with torch.no_grad():
+                logits = model(input_ids=torch.tensor([ids], device=device)).logits[0, :-1]
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            target = torch.tensor(ids[1:], device=device)
+            picked = logp.gather(1, target[:, None])[:, 0]
+            keep = torch.tensor(mask[1:], dtype=torch.bool, device=device)
+            out.append(float(-picked[keep].mean()))
+    finally:
+        model.train(was_training)
+    return out
 
 
 def _tasks(s: EvalSet) -> list[TaskRef]:
@@ -172,6 +215,11 @@ def report(results: dict[str, dict[str, EvalResult]], resamples: int = 2000) -> 
                 "tool_call_valid": r.tool_call_valid,
                 "answered": r.answered,
             }
+            if r.gold_nll is not None:
+                row[label]["gold_nll"] = r.gold_nll
+                row[label]["gold_nll_ci95"] = bootstrap_interval(
+                    r.episode_gold_nll, resamples=resamples
+                )
         diffs = {}
         for a, b in PAIRS:
             ra, rb = results.get(a, {}).get(name), results.get(b, {}).get(name)
@@ -204,6 +252,23 @@ def markdown_table(rep: dict[str, Any]) -> str:
             v = row["diff"].get(d)
             cells.append("-" if v is None else _pct(v["mean"], v["ci95"], signed=True))
         lines.append("| " + " | ".join(cells) + " |")
+    nll = [(n, row) for n, row in rep.items() if any("gold_nll" in row.get(k, {}) for k in labels)]
+    if nll:
+        lines += [
+            "",
+            "Gold-trajectory loss (mean NLL per assistant token, 95% CI; lower is better):",
+            "",
+            "| set | " + " | ".join(labels) + " |",
+            "|---|" + "---|" * len(labels),
+        ]
+        for name, row in nll:
+            cells = [
+                f"{v['gold_nll']:.3f} [{v['gold_nll_ci95'][0]:.3f}, {v['gold_nll_ci95'][1]:.3f}]"
+                if "gold_nll" in (v := row.get(label, {}))
+                else "-"
+                for label in labels
+            ]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -50,7 +50,8 @@ def collect(sweep_dir: Path) -> list[dict[str, Any]]:
         for name, row in report.items():
             key = next((s for s in SETS if name.startswith(s)), None)
             if key is not None and "trained" in row:
-                point[key] = {k: row["trained"][k] for k in ("success", "ci95", "episodes")}
+                keys = ("success", "ci95", "episodes", "gold_nll", "gold_nll_ci95")
+                point[key] = {k: row["trained"][k] for k in keys if k in row["trained"]}
         points.append(point)
     return sorted(points, key=lambda p: p["train_envs"])
 
@@ -59,7 +60,9 @@ def write(points: list[dict[str, Any]], sweep_dir: Path) -> str:
     """``scaling.json``, ``scaling.md`` and ``scaling.png``; returns the markdown table."""
     sweep_dir = Path(sweep_dir)
     (sweep_dir / "scaling.json").write_text(json.dumps(points, indent=2))
-    lines = ["| training envs | " + " | ".join(SETS) + " |", "|---|" + "---|" * len(SETS)]
+    nll = [k for k in SETS if any("gold_nll" in p.get(k, {}) for p in points)]
+    head = [*SETS, *(f"{k}: gold NLL" for k in nll)]
+    lines = ["| training envs | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
     for p in points:
         cells = []
         for key in SETS:
@@ -69,6 +72,13 @@ def write(points: list[dict[str, Any]], sweep_dir: Path) -> str:
                 if v is None
                 else f"{v['success']:.1%} [{v['ci95'][0]:.1%}, {v['ci95'][1]:.1%}] "
                 f"(n={v['episodes']})"
+            )
+        for key in nll:
+            v = p.get(key, {})
+            cells.append(
+                f"{v['gold_nll']:.3f} [{v['gold_nll_ci95'][0]:.3f}, {v['gold_nll_ci95'][1]:.3f}]"
+                if "gold_nll" in v
+                else "-"
             )
         lines.append(f"| {p['train_envs']} | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
@@ -83,7 +93,11 @@ def _plot(points: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
+    nll = [k for k in SETS if any("gold_nll" in p.get(k, {}) for p in points)]
+    fig, axes = plt.subplots(
+        1, 1 + bool(nll), figsize=(6 + 5 * bool(nll), 4), constrained_layout=True, squeeze=False
+    )
+    ax = axes[0][0]
     for key in SETS:
         rows = [p for p in points if key in p]
         if not rows:
@@ -99,6 +113,20 @@ def _plot(points: list[dict[str, Any]], path: Path) -> None:
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend()
+    if nll:
+        ax2 = axes[0][1]
+        for key in nll:
+            rows = [p for p in points if "gold_nll" in p.get(key, {})]
+            xs = [p["train_envs"] for p in rows]
+            ys = [p[key]["gold_nll"] for p in rows]
+            low = [y - p[key]["gold_nll_ci95"][0] for y, p in zip(ys, rows, strict=True)]
+            high = [p[key]["gold_nll_ci95"][1] - y for y, p in zip(ys, rows, strict=True)]
+            ax2.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=key)
+        ax2.set_xscale("log")
+        ax2.set_xlabel("training environments (equal steps)")
+        ax2.set_ylabel("held-out gold loss per assistant token (95% CI)")
+        ax2.grid(alpha=0.3)
+        ax2.legend()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

@@ -120,3 +120,35 @@ def test_eval_parts_choose_the_sets_and_a_wrong_name_says_which_exist():
     with pytest.raises(ConfigError, match="heldout_category"):
         eval_sets(pool, EvalConfig(parts=["heldout"]))
     pool.close()
+
+
+def test_gold_nll_scores_each_gold_trajectory_and_the_report_shows_it():
+    import math
+
+    import torch
+
+    from algorithms.evaluate import EvalConfig
+    from algorithms.heldout import close_sets, eval_sets, evaluate_sets, gold_nll
+    from algorithms.models import ModelConfig, load_policy
+
+    torch.manual_seed(0)
+    policy = load_policy(ModelConfig(name="tiny", dtype="float32", lora=False))
+    pool = TaskPool(EnvPoolConfig(rule=RULE))
+    config = EvalConfig(
+        max_tasks=3, max_turns=1, max_new_tokens=2, parts=["heldout_envs"], gold_nll=True
+    )
+    sets = eval_sets(pool, config)
+    try:
+        losses = gold_nll(policy.generator, sets[0])
+        assert len(losses) == 3 and all(math.isfinite(x) and x > 0 for x in losses)
+        # a random model is near uniform over its vocabulary; loss is per assistant token
+        vocab = policy.model.config.vocab_size
+        assert all(abs(x - math.log(vocab)) < 0.5 * math.log(vocab) for x in losses)
+        result = evaluate_sets(policy.generator, sets)["held-out envs"]
+        assert result.episode_gold_nll == losses and result.gold_nll == sum(losses) / 3
+        rep = report({"base": {"held-out envs": result}}, resamples=200)
+        assert rep["held-out envs"]["base"]["gold_nll"] == result.gold_nll
+        assert "Gold-trajectory loss" in markdown_table(rep)
+    finally:
+        close_sets(sets)
+        pool.close()

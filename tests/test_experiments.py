@@ -146,13 +146,17 @@ def test_scaling_config_composes_and_collects_points(tmp_path):
 
     cfg = load([], name="scaling")
     assert cfg.env_pool.rule.enabled and cfg.warm_start.steps and not cfg.eval.before
+    assert cfg.eval.parts == ["heldout_envs"] and cfg.eval.gold_nll
     for job, envs, success in (("0", 4, 0.1), ("1", 12, 0.3)):
         folder = tmp_path / job
         folder.mkdir()
         (folder / "summary.json").write_text(json.dumps({"env_ids": ["e"] * envs}))
-        row = {"trained": {"success": success, "ci95": [0.0, 0.5], "episodes": 50}, "diff": {}}
+        trained = {"success": success, "ci95": [0.0, 0.5], "episodes": 50}
+        trained |= {"gold_nll": 1.0 - success, "gold_nll_ci95": [0.5, 1.0]}
+        row = {"trained": trained, "diff": {}}
         (folder / "eval_report.json").write_text(json.dumps({"held-out envs": row}))
     points = scaling.collect(tmp_path)
     assert [p["train_envs"] for p in points] == [4, 12]
-    assert "| 12 | 30.0% [0.0%, 50.0%] (n=50) | - |" in scaling.write(points, tmp_path)
+    table = scaling.write(points, tmp_path)
+    assert "| 12 | 30.0% [0.0%, 50.0%] (n=50) | - | 0.700 [0.500, 1.000] |" in table
     assert (tmp_path / "scaling.png").is_file()
