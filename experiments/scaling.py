@@ -97,38 +97,32 @@ def _plot(points: list[dict[str, Any]], path: Path) -> None:
     fig, axes = plt.subplots(
         1, 1 + bool(nll), figsize=(6 + 5 * bool(nll), 4), constrained_layout=True, squeeze=False
     )
-    ax = axes[0][0]
-    for key in SETS:
-        rows = [p for p in points if key in p]
+    _curves(axes[0][0], points, list(SETS), "success", "held-out success after training")
+    axes[0][0].set_ylim(0, 1)
+    if nll:
+        _curves(axes[0][1], points, nll, "gold_nll", "held-out gold loss per assistant token")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _curves(ax: Any, points: list[dict[str, Any]], keys: list[str], value: str, label: str) -> None:
+    """One line per held-out set: ``value`` against training envs, with its 95% interval
+    (``ci95`` for success, ``<value>_ci95`` otherwise)."""
+    ci = "ci95" if value == "success" else f"{value}_ci95"
+    for key in keys:
+        rows = [p for p in points if value in p.get(key, {})]
         if not rows:
             continue
+        ys = [p[key][value] for p in rows]
+        low = [y - p[key][ci][0] for y, p in zip(ys, rows, strict=True)]
+        high = [p[key][ci][1] - y for y, p in zip(ys, rows, strict=True)]
         xs = [p["train_envs"] for p in rows]
-        ys = [p[key]["success"] for p in rows]
-        low = [y - p[key]["ci95"][0] for y, p in zip(ys, rows, strict=True)]
-        high = [p[key]["ci95"][1] - y for y, p in zip(ys, rows, strict=True)]
         ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=key)
     ax.set_xscale("log")
     ax.set_xlabel("training environments (equal steps)")
-    ax.set_ylabel("held-out success after training (95% CI)")
-    ax.set_ylim(0, 1)
+    ax.set_ylabel(f"{label} (95% CI)")
     ax.grid(alpha=0.3)
     ax.legend()
-    if nll:
-        ax2 = axes[0][1]
-        for key in nll:
-            rows = [p for p in points if "gold_nll" in p.get(key, {})]
-            xs = [p["train_envs"] for p in rows]
-            ys = [p[key]["gold_nll"] for p in rows]
-            low = [y - p[key]["gold_nll_ci95"][0] for y, p in zip(ys, rows, strict=True)]
-            high = [p[key]["gold_nll_ci95"][1] - y for y, p in zip(ys, rows, strict=True)]
-            ax2.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=key)
-        ax2.set_xscale("log")
-        ax2.set_xlabel("training environments (equal steps)")
-        ax2.set_ylabel("held-out gold loss per assistant token (95% CI)")
-        ax2.grid(alpha=0.3)
-        ax2.legend()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 class ScalingPlot(Callback):
