@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,13 @@ def evaluate_sets(model: Any, sets: list[EvalSet]) -> dict[str, EvalResult]:
         for s in group:
             mine, trajs = trajs[: len(tasks[s.name])], trajs[len(tasks[s.name]) :]
             results[s.name] = summarise(mine, s.pool)
-            if s.config.gold_nll and hasattr(model, "model"):
+            if s.config.gold_nll and not hasattr(model, "model"):
+                warnings.warn(
+                    f"eval.gold_nll needs the model's logits; {type(model).__name__} has no "
+                    "torch model, so the gold loss is not measured",
+                    stacklevel=2,
+                )
+            elif s.config.gold_nll:
                 losses = gold_nll(model, s)
                 results[s.name].episode_gold_nll = losses
                 results[s.name].gold_nll = sum(losses) / len(losses) if losses else None
