@@ -1,7 +1,7 @@
 """Environment scaling: held-out-environment success against the number of training
 environments, at equal training steps.
 
-    python experiments/scaling.py                      # CPU: 4 / 12 / all (26) training envs
+    python experiments/scaling.py                      # CPU: 4 / 12 / all (36) training envs
     python experiments/scaling.py 'env_pool.rule.max_train_envs=2,8,null'
     python experiments/scaling.py --config-name scaling_gpu   # a real model on a GPU
 
@@ -60,12 +60,13 @@ def write(points: list[dict[str, Any]], sweep_dir: Path) -> str:
     """``scaling.json``, ``scaling.md`` and ``scaling.png``; returns the markdown table."""
     sweep_dir = Path(sweep_dir)
     (sweep_dir / "scaling.json").write_text(json.dumps(points, indent=2))
-    nll = [k for k in SETS if any("gold_nll" in p.get(k, {}) for p in points)]
-    head = [*SETS, *(f"{k}: gold NLL" for k in nll)]
+    sets = [k for k in SETS if any(k in p for p in points)]
+    nll = [k for k in sets if any("gold_nll" in p.get(k, {}) for p in points)]
+    head = [*sets, *(f"{k}: gold NLL" for k in nll)]
     lines = ["| training envs | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
     for p in points:
         cells = []
-        for key in SETS:
+        for key in sets:
             v = p.get(key)
             cells.append(
                 "-"
@@ -119,6 +120,9 @@ def _curves(ax: Any, points: list[dict[str, Any]], keys: list[str], value: str, 
         xs = [p["train_envs"] for p in rows]
         ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=4, label=key)
     ax.set_xscale("log")
+    ax.set_xticks(sorted({p["train_envs"] for p in points}), minor=False)
+    ax.set_xticks([], minor=True)
+    ax.xaxis.set_major_formatter("{x:.0f}")
     ax.set_xlabel("training environments (equal steps)")
     ax.set_ylabel(f"{label} (95% CI)")
     ax.grid(alpha=0.3)

@@ -158,5 +158,6 @@ def test_scaling_config_composes_and_collects_points(tmp_path):
     points = scaling.collect(tmp_path)
     assert [p["train_envs"] for p in points] == [4, 12]
     table = scaling.write(points, tmp_path)
-    assert "| 12 | 30.0% [0.0%, 50.0%] (n=50) | - | 0.700 [0.500, 1.000] |" in table
+    assert "| 12 | 30.0% [0.0%, 50.0%] (n=50) | 0.700 [0.500, 1.000] |" in table
+    assert "held-out category" not in table  # a set no point evaluated gets no column
     assert (tmp_path / "scaling.png").is_file()
