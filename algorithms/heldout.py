@@ -122,25 +122,18 @@ def gold_nll(generator: Any, s: EvalSet) -> list[float]:
     model learns to transfer here first."""
     import torch
 
-    from agentworld_gym import load_spec
-    from agentworld_gym.replay import gold_trajectory
+    from algorithms.sft import encode_gold
 
-    model, fmt = generator.model, generator.chat_format
+    model = generator.model
     device = next(model.parameters()).device
+    tasks = select_tasks(s.pool, s.config)
+    examples = encode_gold(generator.chat_format, s.pool, s.config.split, 1 << 30, tasks)
     out: list[float] = []
     was_training = model.training
     model.eval()
     try:
-        for task in select_tasks(s.pool, s.config):
-            env = s.pool.acquire(task.env_id, s.config.split)
-            try:
-                _, info = env.reset(options={"task_id": task.task_id})
-                chat = gold_trajectory(env.unwrapped, load_spec(task.env_id).task(task.task_id))
-            finally:
-                s.pool.release(env, task.env_id, s.config.split)
-            if chat is None:
-                continue
-            ids, mask = fmt.encode_chat(chat, info["tools"])
+        for example in examples:
+            ids, mask = example.token_ids, example.mask
             with torch.no_grad():
                 logits = model(input_ids=torch.tensor([ids], device=device)).logits[0, :-1]
             logp = torch.log_softmax(logits.float(), dim=-1)

@@ -45,7 +45,7 @@ from algorithms.grpo.logprobs import (
 )
 from algorithms.models import Policy
 from algorithms.optim import lr_at, make_optimizer, set_lr
-from algorithms.pool import TaskPool
+from algorithms.pool import TaskPool, TaskRef
 from algorithms.tracking import Tracker
 
 logger = logging.getLogger(__name__)
@@ -190,10 +190,17 @@ def gold_examples(policy: Policy, pool: TaskPool, split: str, max_tokens: int) -
     return encode_gold(policy.generator.chat_format, pool, split, max_tokens)
 
 
-def encode_gold(fmt: ChatFormat, pool: TaskPool, split: str, max_tokens: int) -> list[Example]:
-    """:func:`gold_examples` with only a chat format (a tokenizer, no model)."""
+def encode_gold(
+    fmt: ChatFormat,
+    pool: TaskPool,
+    split: str,
+    max_tokens: int,
+    tasks: list[TaskRef] | None = None,
+) -> list[Example]:
+    """:func:`gold_examples` with only a chat format (a tokenizer, no model); ``tasks``
+    (default: the whole split) chooses which."""
     examples = []
-    for task in pool.tasks(split):
+    for task in pool.tasks(split) if tasks is None else tasks:
         env = pool.acquire(task.env_id, split)
         try:
             _, info = env.reset(options={"task_id": task.task_id})
