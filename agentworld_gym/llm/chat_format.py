@@ -21,7 +21,7 @@ schemas and calls themselves (``ToolFormat.native``). For ChatML templates witho
 prompt inside ``<tools></tools>``, calls are ``<tool_call>{"name", "arguments"}</tool_call>``
 in the assistant text and tool results ``<tool_response>`` blocks in ``tool`` messages.
 ``ToolFormat.signatures`` is Hermes with each tool listed as one signature line instead of its
-JSON schema (a third of the tokens): for small models whose prompt is mostly the tool list.
+JSON schema (about half the tokens): for small models whose prompt is mostly the tool list.
 
 Only a tokenizer is needed (``apply_chat_template``, ``encode``, ``decode``), no model library.
 """
@@ -37,7 +37,14 @@ from agentworld_gym.errors import ConfigError
 
 Message = dict[str, Any]
 
-HERMES_TOOLS_PROMPT = """# Tools
+_CALL_FORMAT = """For each function call, return a json object with function name and arguments \
+within <tool_call></tool_call> XML tags:
+<tool_call>
+{{"name": <function-name>, "arguments": <args-json-object>}}
+</tool_call>"""
+
+HERMES_TOOLS_PROMPT = (
+    """# Tools
 
 You may call one or more functions to assist with the user query.
 
@@ -46,23 +53,20 @@ You are provided with function signatures within <tools></tools> XML tags:
 {schemas}
 </tools>
 
-For each function call, return a json object with function name and arguments within \
-<tool_call></tool_call> XML tags:
-<tool_call>
-{{"name": <function-name>, "arguments": <args-json-object>}}
-</tool_call>"""
+"""
+    + _CALL_FORMAT
+)
 
-SIGNATURES_TOOLS_PROMPT = """# Tools
+SIGNATURES_TOOLS_PROMPT = (
+    """# Tools
 
 You may call one or more functions to assist with the user query. The functions, one per \
 line as name(argument: type, optional?: type) - what it does:
 {signatures}
 
-For each function call, return a json object with function name and arguments within \
-<tool_call></tool_call> XML tags:
-<tool_call>
-{{"name": <function-name>, "arguments": <args-json-object>}}
-</tool_call>"""
+"""
+    + _CALL_FORMAT
+)
 
 MAX_ENUM_SHOWN = 12
 """A signature lists at most this many members of an enum (then ``|...``)."""
