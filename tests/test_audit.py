@@ -284,6 +284,10 @@ def test_unreadable_names_what_a_reader_stumbles_on() -> None:
     assert A.unreadable("What is the name of the second order in the order list?") == (
         "record picked by its place in a list"
     )
+    assert A.unreadable('Log in with password "2d996O7BT6Bld0DMe3jiynSQBYE1DaYz".') == (
+        "a random token as a value"
+    )
+    assert A.unreadable('Set the code of "Spring Launch" to "ABC-1234".') is None
     # the environment's own terms are words too
     assert A.unreadable('Tell me the sku of the serverfarm "plan-1".', {"serverfarm"}) is None
 

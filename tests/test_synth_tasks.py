@@ -602,3 +602,28 @@ def test_an_unsaid_value_is_refused_even_under_the_floor(monkeypatch):
     cfg = TaskSynthConfig(min_tasks=20, attempts=1)
     made = synthesize_tasks(make_op_env(), n=20, seed=3, config=cfg)
     assert made and not [t for t in made if t.kind == "graph"]
+
+
+def test_a_request_never_quotes_an_id_the_user_would_have_to_invent(tracker):
+    # "create a calendar with id "id_42970f2b56"": people name what they create; an id-shaped
+    # value a request quotes must be one the world holds (an order number, a key to find)
+    from types import SimpleNamespace
+
+    from agentworld_gym.synthesis.audit import QUOTED, id_shaped
+    from agentworld_gym.synthesis.tasks.pipeline import EnvSynthesizer
+
+    env = make_op_env()
+    synth = EnvSynthesizer(env, TaskSynthConfig(n=4))
+
+    def ask(request: str) -> SimpleNamespace:
+        return SimpleNamespace(task=SimpleNamespace(kind="program", instruction=request))
+
+    assert synth._made_up_id(ask('Add a calendar with id "id_42970f2b56".')) is not None
+    assert synth._made_up_id(ask('Add a calendar named "Spring Launch".')) is None
+    known = next(iter(env.database.scan("tasks")))["id"]
+    assert synth._made_up_id(ask(f'Close the task "{known}".')) is None
+    world = env.database.snapshot_json().decode()
+    for t in tracker.tasks:  # the synthesizer keeps none
+        for q in QUOTED.findall(t.instruction):
+            v = q.strip('"')
+            assert not id_shaped(v) or v.isdigit() or v in world, (t.instruction, v)

@@ -138,6 +138,9 @@ def test_field_labels_read_as_words() -> None:
         "date_created": "creation date",
         "ele": "elevation",
         "project_id": "project",
+        "createdBy": "creator",  # "tell me the created by" names no thing
+        "lastModifiedBy": "last editor",
+        "sortBy": "sort by",
     }
     assert {f: label_of(f) for f in said} == said
     for f in ("total_entries", "total_total", "name_name"):
@@ -235,7 +238,9 @@ def test_records_named_by_key_say_a_shared_parent_once():
     same = [('"a"', 'project "P"'), ('"b"', 'project "P"'), ('"c"', 'project "P"')]
     assert keyed(same) == '"a", "b" and "c" in project "P"'
     assert keyed([("9", "app 6"), ("8", "app 4")]) == "9 in app 6 and 8 in app 4"
-    # two records under one parent and one under another: parentheses keep it unambiguous
-    mixed = [('"a"', 'group "G"'), ('"b"', 'group "G"'), ('"c"', 'group "H"')]
-    assert keyed(mixed) == '"a" (in group "G"), "b" (in group "G") and "c" (in group "H")'
+    # two records under one parent and one under another: each parent said once
+    mixed = [('"a"', 'group "G"'), ('"c"', 'group "H"'), ('"b"', 'group "G"')]
+    assert keyed(mixed) == '"a" and "b" in group "G", and "c" in group "H"'
+    deep = [('"a"', 'group "G", app "x"'), ('"b"', 'group "G", app "y"')]
+    assert keyed(deep) == '"a" in group "G", app "x"; and "b" in group "G", app "y"'
     assert keyed([('"a"', ""), ('"b"', "")]) == '"a" and "b"'

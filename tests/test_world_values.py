@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from agentworld_gym.spec import EnvSpec
+from agentworld_gym.synthesis import fields as fields_mod
 from agentworld_gym.synthesis.audit import placeholder_values
 from agentworld_gym.synthesis.envs import reseed as reseed_mod
 from agentworld_gym.synthesis.envs.reseed import (
@@ -553,3 +554,45 @@ def test_an_enums_not_set_member_is_never_drawn_or_written() -> None:
     drawn = {FieldValues(rng, ()).string("state", schema) for _ in range(40)}
     assert drawn == {"ACTIVE", "DISABLED"}
     assert {new_value(schema, "state", "ACTIVE", rng) for _ in range(20)} == {"DISABLED"}
+
+
+def test_a_display_name_says_what_the_record_is_for() -> None:
+    from agentworld_gym.synthesis.fields import is_stock_label
+
+    v = fv(3)
+    for noun in ("models", "operations_statuses", "defaults", "vaultstorageconfigs", "teams"):
+        names = [v.label(noun) for _ in range(40)]
+        # never "<Topic> <the record's noun>" ("Notifications Model", "Default Default")
+        assert not any(map(is_stock_label, names)), names
+        assert not any(n.endswith(("Statuse", "Default", "Vaultstorageconfig")) for n in names)
+        assert len(set(names)) >= 15, names
+    assert any(v.label("dashboards").endswith(" Dashboard") for _ in range(60))
+    assert is_stock_label("Notifications Model") and is_stock_label("Default Default")
+    assert not is_stock_label("Payroll Run Dashboard") and not is_stock_label("Data Engineering")
+    # a reason field holds a reason, not a note about a delivery
+    assert kind_of("cancellation_reason") == "reason" and kind_of("failure_reason") == "error"
+    assert v.string("cancelReason") in fields_mod._REASONS
+
+
+def test_reseed_redraws_stock_labels_and_no_two_records_share_a_new_name(tmp_path: Path) -> None:
+    from agentworld_gym.synthesis.fields import is_stock_label
+
+    collections = {"models": {"primary_key": "id"}, "groups": {"primary_key": "name"}}
+    labels = [f"{t} Model" for t in ("Billing", "Search", "Default", "Primary", "Web", "Sales")]
+    groups = ["Notifications Group", "Internal Group", "Data Group"]
+    rows = {
+        "models": [
+            {"id": f"m{i}", "name": n, "group": groups[i % 3]} for i, n in enumerate(labels)
+        ],
+        "groups": [{"name": g} for g in groups],
+    }
+    tools = [_getter("get_groups", "groups")]
+    folder = _write_world(tmp_path / "toy", "toy-labels", collections, tools, rows, [])
+    result = reseed_env(folder, seed=0, write=True, examples=100)
+    assert not result.fallback
+    after = _db(folder)
+    names = [r["name"] for r in after["models"]]
+    assert not any(map(is_stock_label, names)) and len(set(names)) == len(names), names
+    kept = [r["name"] for r in after["groups"]]  # keys: renamed everywhere, still resolving
+    assert not any(map(is_stock_label, kept))
+    assert {r["group"] for r in after["models"]} <= set(kept)

@@ -28,7 +28,7 @@ from agentworld_gym.verifiers.checks import leaves
 
 _NUMBERED = re.compile(r"(?m)^\s*\d{1,2}[.)]\s+\S")
 _PLACEHOLDER = re.compile(r"(?<![\w@./:+-])[A-Z][a-z]+ [a-z]+ \d{3}(?![\w@./:+-])")
-_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|(?<![\w'])'[^'\n]+'(?![\w'])")
+QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|(?<![\w'])'[^'\n]+'(?![\w'])")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w.])")
 _SENTENCE = re.compile(
     r"\n+|(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
@@ -59,7 +59,7 @@ def opening(request: str, api_name: str = "") -> str:
     text = request
     if api_name:
         text = text.replace(api_name, "API")
-    text = _NUMBER.sub("N", _QUOTED.sub("Q", text))
+    text = _NUMBER.sub("N", QUOTED.sub("Q", text))
     return " ".join(text.lower().split()[:8])
 
 
@@ -102,7 +102,7 @@ def sentence_verbs(sentence: str) -> set[str]:
     and the action verbs of :mod:`agentworld_gym.semantics`), quoted values left out."""
     from agentworld_gym.semantics import _ACTION
 
-    tokens = _WORD.findall(_QUOTED.sub(" ", sentence).lower())
+    tokens = _WORD.findall(QUOTED.sub(" ", sentence).lower())
     words = {  # "the pinned topic", "a shipping address": a participle as an adjective
         w
         for i, w in enumerate(tokens)
@@ -125,7 +125,7 @@ def worded_as(sentence: str, m: Meaning) -> bool | None:
     used = sentence_verbs(sentence)
     if not used:
         return None
-    words = set(_WORD.findall(_QUOTED.sub(" ", sentence).lower()))
+    words = set(_WORD.findall(QUOTED.sub(" ", sentence).lower()))
     if _has(words, [m.verb]):
         return True
     if m.op == "create":
@@ -333,7 +333,7 @@ def _names(sentence: str, value: str) -> bool:
 
 def split_sentences(text: str) -> list[str]:
     """``text`` cut into sentences, never inside a quoted value ("Apt. 577", "v1. Beta")."""
-    masked = _QUOTED.sub(lambda q: "\0" * len(q.group(0)), text)
+    masked = QUOTED.sub(lambda q: "\0" * len(q.group(0)), text)
     out, start = [], 0
     for m in _SENTENCE.finditer(masked):
         out.append(text[start : m.start()])
@@ -364,7 +364,7 @@ def clauses(sentence: str) -> list[str]:
     """A sentence cut where a new verb begins a clause ("set it to Done and comment 'OK' on
     it" -> two); a comma or "and" inside a list of values ("named "A", "B" and "C"") or a
     field name cuts nothing. Quoted values are never cut."""
-    masked = _QUOTED.sub(lambda q: "\0" * len(q.group(0)), sentence)
+    masked = QUOTED.sub(lambda q: "\0" * len(q.group(0)), sentence)
     out, start = [], 0
     for m in _JOINER.finditer(masked):
         head = re.findall(r"[a-z]+|\0", masked[m.end() : m.end() + 60].lower())
@@ -505,19 +505,19 @@ _RAW_FIELD = re.compile(
 def positional(request: str) -> bool:
     """Whether the request picks a record by its place in a listing ("the third account in
     the account list"): ambiguous unless the order is stated."""
-    return bool(_POSITIONAL.search(_QUOTED.sub("Q", request)))
+    return bool(_POSITIONAL.search(QUOTED.sub("Q", request)))
 
 
 def raw_field_words(request: str) -> bool:
     """Whether a field's identifier shows through as words ("its is active", "whose is
     global master is false")."""
-    return bool(_RAW_FIELD.search(_QUOTED.sub("Q", request)))
+    return bool(_RAW_FIELD.search(QUOTED.sub("Q", request)))
 
 
 def deep_relation(request: str, depth: int = 3) -> bool:
     """Whether a sentence names a record through ``depth`` or more "of the" relations ("the
     extra in the rvs of the media of the ... of the ...")."""
-    return any(s.count(" of the ") >= depth for s in split_sentences(_QUOTED.sub("Q", request)))
+    return any(s.count(" of the ") >= depth for s in split_sentences(QUOTED.sub("Q", request)))
 
 
 def unknown_words(request: str, extra: frozenset[str] | set[str] = frozenset()) -> list[str]:
@@ -526,10 +526,13 @@ def unknown_words(request: str, extra: frozenset[str] | set[str] = frozenset()) 
     :mod:`agentworld_gym.synthesis.words`."""
     from agentworld_gym.synthesis.words import unknown
 
-    return unknown(_QUOTED.sub(" ", request), extra)
+    return unknown(QUOTED.sub(" ", request), extra)
 
 
 MAX_IDS = 3
+_RANDOM_TOKEN = re.compile(r"(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=\D*\d)[A-Za-z0-9]{16,}")
+"""``2d996O7BT6Bld0DMe3jiynSQBYE1DaYz``: a secret or client token no user types into a
+request (a password or token the task needs makes it a task no user would write)."""
 """Id-shaped values a request may quote: a list of uuids is what a program reads, not what a
 person writes."""
 _OP_WORDS = r"(?:put|get|post|patch|create|update|delete|list|set|start|stop|add|remove)"
@@ -554,7 +557,7 @@ def quoted_ids(request: str) -> int:
     numbers aside)."""
     return sum(
         1
-        for q in _QUOTED.findall(request)
+        for q in QUOTED.findall(request)
         if id_shaped(q.strip("\"'“”")) and not q.strip("\"'“”").isdigit()
     )
 
@@ -562,11 +565,13 @@ def quoted_ids(request: str) -> int:
 def unreadable(request: str, extra: frozenset[str] | set[str] = frozenset()) -> str | None:
     """Why a reader would stumble on ``request`` (``None`` when they would not): the
     readability rows below, one reason. Task synthesis refuses such a candidate."""
-    masked = _QUOTED.sub("Q", request)
-    if any(is_slogan(q.strip("\"'“”")) for q in _QUOTED.findall(request)):
+    masked = QUOTED.sub("Q", request)
+    if any(is_slogan(q.strip("\"'“”")) for q in QUOTED.findall(request)):
         return "a slogan as a value"
     if quoted_ids(request) > MAX_IDS:
         return "more than three ids"
+    if any(_RANDOM_TOKEN.fullmatch(q.strip("\"'“”")) for q in QUOTED.findall(request)):
+        return "a random token as a value"
     if _REPEAT.search(masked):
         return "a word written twice in a row"
     if _VERB_NOUN.search(masked):

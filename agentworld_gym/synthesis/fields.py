@@ -173,6 +173,24 @@ _SENTENCES = (
     "Monthly subscription for the {team} team.",
     "Primary contact for billing questions.",
 )
+_REASONS = (
+    "Requested by the customer",
+    "Duplicate entry",
+    "Created by mistake",
+    "No longer needed",
+    "Replaced by a newer version",
+    "Budget cut for this quarter",
+    "Failed the security review",
+    "Project was cancelled",
+    "Moved to another vendor",
+    "Expired and not renewed",
+    "Requested by the account owner",
+    "Out of stock",
+    "Wrong address on file",
+    "Customer changed their mind",
+    "Policy violation",
+)
+"""Why something was cancelled, closed or changed: what a ``reason`` field holds."""
 _QUERIES = (
     "red running shoes",
     "invoices march",
@@ -271,6 +289,119 @@ _GENERIC = (
     "Shared",
     "Personal",
 )
+_PURPOSES = (
+    "Spring Launch",
+    "Holiday Promo",
+    "Customer Onboarding",
+    "Partner Portal",
+    "Churn Review",
+    "Q3 Planning",
+    "Q4 Forecast",
+    "EMEA Expansion",
+    "Fraud Checks",
+    "Invoice Reminders",
+    "Renewal Outreach",
+    "Mobile Checkout",
+    "Data Retention",
+    "Vendor Payments",
+    "Weekly Digest",
+    "Support Escalations",
+    "Trial Conversions",
+    "Inventory Sync",
+    "Order Tracking",
+    "Returns Processing",
+    "Payroll Run",
+    "Tax Filing",
+    "Security Audit",
+    "Access Review",
+    "Release Notes",
+    "Beta Feedback",
+    "Loyalty Program",
+    "Referral Program",
+    "Year-End Close",
+    "Budget Planning",
+    "Sales Pipeline",
+    "Lead Scoring",
+    "Newsletter Signups",
+    "Product Tour",
+    "Help Center",
+    "Incident Response",
+    "Disaster Recovery",
+    "Log Archive",
+    "Nightly Export",
+    "Load Testing",
+    "Search Ranking",
+    "Demand Forecast",
+    "Warehouse Transfers",
+    "Shipping Rates",
+    "Gift Cards",
+    "Subscription Billing",
+    "Chargeback Disputes",
+    "KYC Review",
+    "Compliance Reporting",
+    "GDPR Requests",
+    "Employee Onboarding",
+    "Benefits Enrollment",
+    "Hiring Pipeline",
+    "Board Meeting",
+    "Design Review",
+    "Brand Refresh",
+    "Website Redesign",
+    "API Migration",
+    "Cloud Migration",
+    "Cost Review",
+    "Uptime Checks",
+    "Customer Surveys",
+    "Win-back Campaign",
+    "Black Friday",
+    "Back to School",
+    "Summer Sale",
+    "Field Sales",
+    "Key Accounts",
+    "Partner Payouts",
+    "Quarterly Close",
+    "Price Changes",
+    "Catalog Cleanup",
+    "Store Openings",
+    "Event Tickets",
+    "Conference 2025",
+    "Product Launch",
+    "Vendor Onboarding",
+    "Contract Renewals",
+    "Expense Reports",
+    "Travel Bookings",
+    "Training Videos",
+    "Customer Stories",
+    "Feature Requests",
+    "Bug Triage",
+    "Release Train",
+    "Mobile App",
+    "Marketing Site",
+    "Checkout Flow",
+    "Signup Flow",
+    "Password Resets",
+    "Account Recovery",
+    "Audit Trail",
+    "Risk Scoring",
+    "Claims Intake",
+    "Appointment Reminders",
+    "Patient Intake",
+    "Course Enrollment",
+    "Volunteer Shifts",
+    "Donor Outreach",
+    "Fleet Tracking",
+    "Route Planning",
+)
+"""Names people give records of any kind: a purpose, not "<Topic> <the record's noun>"
+(``Notifications Model``, ``Default Default``), which reads as filler wherever it appears."""
+_NAMED_HEADS = frozenset(
+    "project campaign report dashboard list segment board plan policy rule template workflow "
+    "pipeline playlist channel room folder survey form program budget calendar schedule "
+    "portfolio space workspace site page collection album course event meeting webinar "
+    "checklist guide notebook".split()
+)
+"""Record nouns people often keep in a name ("Churn Review Dashboard", "Spring Launch Plan")."""
+_TEAM_HEADS = frozenset("team group squad department unit org organization division".split())
 _SLUG_PREFIX = {
     "resourcegroup": "rg",
     "workspace": "ws",
@@ -294,7 +425,7 @@ STRUCTURED = frozenset(
 )
 """Kinds whose values have a recognisable shape (:func:`looks_like` checks it)."""
 
-ALWAYS = frozenset("sentence error title product tag".split())
+ALWAYS = frozenset("sentence error title product tag reason".split())
 """Kinds the old generator filled with word salad: a reseed redraws them whatever they hold."""
 
 
@@ -446,6 +577,8 @@ def _kind(name: str, fmt: str, typ: str, noun: str) -> str:
         return "error"
     if last in _TITLE_LAST:
         return "title"
+    if last in ("reason", "cause", "justification") or key in ("reasontext", "reasoncode"):
+        return "reason"
     if last in _SENTENCE_LAST or key in _SENTENCE_LAST:
         return "sentence"
     if key in ("street", "address", "addressline1", "line1", "address1", "streetaddress"):
@@ -575,6 +708,20 @@ def is_sentinel(value: Any) -> bool:
     """An enum's "not set" member (``STATE_UNSPECIFIED``): the API's default, which no user
     picks, writes or filters by."""
     return isinstance(value, str) and (value == "UNSPECIFIED" or value.endswith("_UNSPECIFIED"))
+
+
+_STOCK_LABEL = re.compile(
+    rf"(?:{'|'.join(sorted({*map(str.capitalize, _TOPICS), 'ML', 'API', 'CRM', *_GENERIC}))})"
+    r"(?: [A-Z][a-z]+){1,2}"
+)
+
+
+def is_stock_label(value: str) -> bool:
+    """``Notifications Model``, ``Default Default``: the "<Topic> <noun>" display names this
+    module drew before :data:`_PURPOSES` (a reseed redraws them)."""
+    if not _STOCK_LABEL.fullmatch(value) or value in _TEAMS:
+        return False
+    return not any(value == p or value.startswith(p + " ") for p in _PURPOSES)
 
 
 def is_stock_slug(value: str) -> bool:
@@ -818,14 +965,16 @@ class FieldValues:
         return self.pick("catch")
 
     def label(self, noun: str) -> str:
-        """A display name for a non-person record: ``Billing Workspace``, ``Primary Queue``."""
-        thing = " ".join(w.capitalize() for w in words_of(singular(noun))[-2:]) if noun else ""
-        r = self.rng.random()
-        if not thing:
-            return self.rng.choice(_TITLES)
-        if r < 0.6:
-            return f"{_cap(self.rng.choice(_TOPICS))} {thing}"
-        return f"{self.rng.choice(_GENERIC)} {thing}"
+        """A display name for a non-person record, by what it is for: ``Churn Review`` (a
+        model, a rule, a mapping), ``Spring Launch Plan`` (nouns people keep in names),
+        ``Data Engineering`` (a team)."""
+        head = words_of(singular(noun))[-1:] if noun else []
+        if head and head[0] in _TEAM_HEADS and self.rng.random() < 0.5:
+            return self.rng.choice(_TEAMS)
+        purpose = self.rng.choice(_PURPOSES)
+        if head and head[0] in _NAMED_HEADS and self.rng.random() < 0.4:
+            return f"{purpose} {head[0].capitalize()}"
+        return purpose
 
     def url(self, key: str = "", noun: str = "") -> str:
         # a collection of the record's kind ("/invoices/..."), else a topic ("/sales/...")
@@ -877,6 +1026,7 @@ class FieldValues:
             "title": self.title,
             "sentence": self.sentence,
             "error": lambda: rng.choice(_ERRORS),
+            "reason": lambda: rng.choice(_REASONS),
             "street": lambda: self.pick("street"),
             "street2": lambda: self.pick("street2"),
             "city": lambda: self.pick("city"),
@@ -933,12 +1083,9 @@ class FieldValues:
         make = simple.get(kind)
         if make is not None:
             return str(make())
-        # free text of no known kind: a short phrase named after the record, never a
-        # company or a slogan (read as the value of a field they do not fit)
-        thing = " ".join(w.capitalize() for w in words_of(singular(noun))[-2:]) if noun else ""
-        if thing and r.random() < 0.6:
-            return f"{_cap(rng.choice(_TOPICS))} {thing}"
-        return rng.choice(_TITLES)
+        # free text of no known kind: a purpose or a title, never a company or a slogan
+        # (read as the value of a field they do not fit)
+        return rng.choice(_PURPOSES) if r.random() < 0.6 else rng.choice(_TITLES)
 
     def number(self, name: str, schema: dict[str, Any], integer: bool) -> int | float:
         """A number in a plausible range for the field (amounts, percents, ports, years...)."""
@@ -983,11 +1130,6 @@ class FieldValues:
             if matches(pattern, candidate):
                 return candidate
         return text
-
-
-def _cap(word: str) -> str:
-    """``ml`` -> ``ML``, ``billing`` -> ``Billing`` (acronyms stay upper-case)."""
-    return word.upper() if word in ("ml", "api", "crm") else word.capitalize()
 
 
 def matches(pattern: str, text: str) -> bool:

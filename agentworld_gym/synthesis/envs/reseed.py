@@ -48,6 +48,7 @@ from agentworld_gym.synthesis.fields import (
     infra,
     is_junk,
     is_placeholder,
+    is_stock_label,
     is_stock_slug,
     kind_of,
     looks_like,
@@ -353,7 +354,9 @@ def _settle(
         return None
     if path[0] in world.search.get(coll, ()) and any(q in value.lower() for q in world.queries):
         return None
-    if is_junk(value) or kind in ALWAYS or (is_stock_slug(value) and not infra(name, noun)):
+    if is_junk(value) or kind in ALWAYS or is_stock_label(value):
+        return kind
+    if is_stock_slug(value) and not infra(name, noun):
         return kind
     if kind in STRUCTURED and not looks_like(kind, value):
         return kind
@@ -367,13 +370,14 @@ def _draw(
     path: tuple[str, ...],
     old: str,
     schema: dict[str, Any],
+    used: frozenset[str] | set[str] = frozenset(),
 ) -> str | None:
     name, noun = _owner(coll, path)
     pattern = schema.get("pattern")
     searched = path[0] in world.search.get(coll, ())
-    for _ in range(4):
+    for _ in range(8):
         new = fv.string(name, schema, noun)
-        if new == old or _named(world, new) or is_placeholder(new):
+        if new == old or new in used or _named(world, new) or is_placeholder(new):
             continue
         if isinstance(pattern, str) and not matches(pattern, new):
             return None
@@ -484,6 +488,7 @@ def _leaf_pass(
     produced: set[str] = set()
     for coll, rows in db.items():
         cats = _categorical(rows, world.filters.get(coll, set()))
+        values_at: dict[str, set[str]] = {}  # drawn per field: no two records share a name
         top = world.schemas.get(coll, {})
         for i, rec in enumerate(rows):
             if not isinstance(rec, dict):
@@ -499,9 +504,13 @@ def _leaf_pass(
                 if kind is None:
                     continue
                 rng = rng_for(seed, out.env, coll, i, ".".join(path))
-                new = _draw(world, FieldValues(rng, domains, out.env), coll, path, value, schema)
+                used = values_at.setdefault(_shape(path), set())
+                new = _draw(
+                    world, FieldValues(rng, domains, out.env), coll, path, value, schema, used
+                )
                 if new is None:
                     continue
+                used.add(new)
                 _put(rec, path, new)
                 produced.add(new)
                 out.changed += 1
@@ -710,7 +719,7 @@ def plan_renames(
     plan: dict[str, Rename] = {}
     for old in sorted(where):
         stock = is_stock_slug(old)  # "orders-us" for a user: renamed unless infrastructure
-        strength = filler_strength(old) or 2 * stock
+        strength = filler_strength(old) or 2 * (stock or is_stock_label(old))
         if not strength or old in produced or old in world.enums or _tasks_name(world, old):
             continue
         if old in keys or (doc_text and old in doc_text):

@@ -24,7 +24,7 @@ from typing import Any
 
 from agentworld_gym.adversarial import Gate
 from agentworld_gym.spec import EnvSpec, TaskSpec
-from agentworld_gym.synthesis.audit import unreadable
+from agentworld_gym.synthesis.audit import QUOTED, id_shaped, unreadable
 from agentworld_gym.synthesis.tasks.candidate import (
     LONG_CALLS,
     SYNTHESIZER,
@@ -225,6 +225,21 @@ class EnvSynthesizer:
             + r")\b",
             re.I,
         )
+
+    @functools.cached_property
+    def _world_text(self) -> str:
+        """The seed world as text: an id a request quotes must be somewhere in it."""
+        return self.runner.base.snapshot_json().decode()
+
+    def _made_up_id(self, c: Candidate) -> str | None:
+        """A request that quotes an id-shaped value the world does not hold: an id the user
+        would have to invent for a new record ("a calendar with id "id_42970f2b56""), which
+        no user writes; people name what they create."""
+        for q in QUOTED.findall(c.task.instruction):
+            value = q.strip("\"'“”")
+            if id_shaped(value) and not value.isdigit() and value not in self._world_text:
+                return f"a made-up id {value!r}"
+        return None
 
     def _misnamed(self, c: Candidate) -> str | None:
         found = self._bad_nouns.search(c.task.instruction) if self._bad_nouns else None
@@ -475,7 +490,11 @@ class EnvSynthesizer:
             if why is None:
                 why = self._horizon(c, kind)
             if why is None and self.graphs.strict:
-                bad = unreadable(c.task.instruction, self._prose) or self._misnamed(c)
+                bad = (
+                    unreadable(c.task.instruction, self._prose)
+                    or self._misnamed(c)
+                    or self._made_up_id(c)
+                )
                 if bad:
                     why = "unreadable: " + bad.split(" '")[0]
             if why is None:  # even under the floor: an agent could only guess the value

@@ -112,6 +112,8 @@ def field_label(name: str) -> str:
         w = [*_EVENTS[w[1]].split(), "date"]  # "date created" -> "creation date"
     elif w in (["created"], ["updated"], ["modified"]):
         w = [*_EVENTS[w[0]].split(), "date"]
+    elif 2 <= len(w) <= 3 and w[-1] == "by" and w[-2] in _AGENTS and w[0] in (w[-2], "last"):
+        w = _AGENTS[w[-2]].split()  # "created by" -> "creator": the person, not a phrase
     return " ".join(x for i, x in enumerate(w) if i == 0 or x != w[i - 1])
 
 
@@ -153,6 +155,13 @@ _EVENTS = {
 }  # fmt: skip
 """A past participle before ``at`` / ``on`` and the noun of its event ("created at" is the
 creation date)."""
+_AGENTS = {
+    "created": "creator", "updated": "last editor", "modified": "last editor", "owned": "owner",
+    "assigned": "assignee", "requested": "requester", "approved": "approver", "deleted":
+    "deleter", "submitted": "submitter", "reviewed": "reviewer", "reported": "reporter",
+    "invited": "inviter", "sent": "sender", "edited": "last editor", "closed": "closer",
+}  # fmt: skip
+"""A participle before ``by`` and the person it names ("the created by" reads as no noun)."""
 _ABBREVIATIONS = {
     "ele": "elevation", "qty": "quantity", "amt": "amount", "desc": "description",
     "addr": "address", "cnt": "count", "nbr": "number", "msg": "message",

@@ -64,16 +64,25 @@ def series(items: list[str]) -> str:
 def keyed(items: list[tuple[str, str]]) -> str:
     """Records named by key with the parents that place them (``where``, may be empty):
     ``"a", "b" and "c" in project "P"`` when they share one, ``9 in app 6 and 8 in app 4``
-    when each has its own, and parentheses only where several parents place several
-    records (a parenthesis repeated for every record reads as machine output)."""
+    when each has its own, ``"a" and "b" in project "P"; "c" in project "Q"`` when several
+    parents place several records (a parenthesis repeated for every record reads as machine
+    output)."""
     keys, wheres = [k for k, _ in items], [w for _, w in items]
     if not any(wheres):
         return series(keys)
     if len(set(wheres)) == 1:
         return f"{series(keys)} in {wheres[0]}"
-    if len(set(wheres)) == len(wheres) and all(w and ", " not in w for w in wheres):
-        return series([f"{k} in {w}" for k, w in items])
-    return series([f"{k} (in {w})" if w else k for k, w in items])
+    if not all(wheres):
+        return series([f"{k} (in {w})" if w else k for k, w in items])
+    groups: dict[str, list[str]] = {}
+    for k, w in items:
+        groups.setdefault(w, []).append(k)
+    said = [f"{series(ks)} in {w}" for w, ks in groups.items()]
+    several_parts = any(", " in w for w in groups)
+    if not several_parts and all(len(ks) == 1 for ks in groups.values()):
+        return series(said)
+    glue = "; " if several_parts else ", "
+    return glue.join(said[:-1]) + glue + "and " + said[-1]
 
 
 def ordinal(i: int) -> str:

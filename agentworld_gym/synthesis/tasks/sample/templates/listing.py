@@ -47,8 +47,8 @@ __all__ = ["Knobs", "branch", "bulk", "create_each", "sweep", "update_create_eac
 
 ASK = [
     " Then tell me how many {nouns} you {did}.",
-    " Let me know how many {nouns} that was.",
-    " How many {nouns} did that take?",
+    " Let me know how many you {did}.",
+    " How many {nouns} were {did}?",
 ]
 
 

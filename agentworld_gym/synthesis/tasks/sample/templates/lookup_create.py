@@ -179,8 +179,7 @@ def lookup_branch(
         [
             f"If {name} {test}, {then}; otherwise {other}. Also tell me its {fl}.",
             f"Check {name}: when it {test}, {then}, and if not, {other}. What is its {fl}?",
-            f"Depending on {name}, {then} if it {test}, or else {other}. Tell me the {fl} you "
-            "found.",
+            f"For {name}: if it {test}, {then}; if not, {other}. Tell me its {fl} too.",
         ],
     )
     return Program(
@@ -418,16 +417,21 @@ def create_batch(
     then, tell, know = (f" Then tell me {ask}.", f" Tell me {ask}.", f" Let me know {ask}.")
     if not rule:
         then = tell = know = ""
-    request = pick(
-        rng,
-        [
+    if batch.label.split()[-1] in ("name", "title"):  # people name the records they make
+        called = pick(rng, ["named", "called"])
+        phrasings = [
+            f"Please {make} {nouns} {called} {items}{each}.{rule}{then}",
+            f"Could you {make} {len(names)} {nouns}: {items}{each}?{rule}{know}",
+            f"I need new {nouns} {called} {items}{each} — please {make} them.{rule}{tell}",
+        ]
+    else:
+        phrasings = [
             f"Please {make} {nouns} for these {plural(batch.label)}: {items}{each}.{rule}{then}",
             f"{cap(make)} {len(names)} {nouns}{each}; their {plural(batch.label)} are {items}."
             f"{rule}{tell}",
-            f"Could you {make} one {noun_of(coll, 1)} per {batch.label} — {items}{each}?{rule}"
-            f"{know}",
-        ],
-    )
+            f"Could you {make} {say.a(noun_of(coll, 1))} for each of {items}{each}?{rule}{know}",
+        ]
+    request = pick(rng, phrasings)
     flow = ["loop", "write"] + (["branch"] if rule else [])
     return Program(
         "create_batch",
@@ -493,6 +497,7 @@ def create_chain(
         "all": kids.common,
         "want": kids.want,
         "n": len(names),
+        "told": True,  # the request lists every child: the user knows how many
     }
 
     def run(caller: Caller) -> Answer:
@@ -505,11 +510,10 @@ def create_chain(
         for args in kids.args:
             ref = {a: f"$0.{path}" for a in [arg, *copies]}
             caller(caps.maker, {**args, **dict.fromkeys(ref, key)}, refs=ref)
-        return Answer(f"I added {len(names)} {noun_of(coll, len(names))}.", len(names))
+        return Answer(f"Done: {len(names)} {noun_of(coll, len(names))} added.")
 
     verbs = Verbs(model)
     pmake, kmake = verbs.word(pcaps.maker, rng, "create"), verbs.word(caps.maker, rng, "create")
-    did = verbs.done(caps.maker, "create")
     nouns = noun_of(coll, 2)
     kshared = ", ".join(x for x in (kids.shared, *_told(caps, common)) if x)
     pnew = f"{say.a(pcoll.noun)} with {parent.label} {parent.items[0]}" + (
@@ -521,12 +525,10 @@ def create_chain(
     request = pick(
         rng,
         [
-            f"{cap(pmake)} {pnew}, then {kmake} {kids_text} under it. Tell me how many {nouns} "
-            f"you {did}.",
-            f"I'm setting up a new {pcoll.noun}: please {pmake} {pnew} — and {kmake} {kids_text}"
-            f" for it. How many {nouns} did you {kmake}?",
-            f"Could you {pmake} {pnew} and {kmake} {kids_text} for it? Let me know how many "
-            f"{nouns} you {did}.",
+            f"{cap(pmake)} {pnew}, then {kmake} {kids_text} under it.",
+            f"I'm setting up a new {pcoll.noun}: please {pmake} {pnew}, and {kmake} {kids_text}"
+            " for it.",
+            f"Could you {pmake} {pnew} and {kmake} {kids_text} for it?",
         ],
     )
     return Program(
@@ -535,7 +537,7 @@ def create_chain(
         params,
         request,
         ["join", "loop", "write"],
-        "number",
+        "none",
         f"p:chain:{coll.name}:{pcoll.name}",
         2,
         run,

@@ -459,7 +459,10 @@ def given(caps: Caps, rng: random.Random, n: int) -> list[dict[str, Any]]:
         for r in caps.coll.records
         if scalar(r.get(caps.coll.pk)) and all(scalar(r.get(f)) for f in scopes)
     ]
-    return rng.sample(rows, min(n, len(rows)))
+    chosen = rng.sample(rows, min(n, len(rows)))
+    if all(str(r[caps.coll.pk]).isdigit() for r in chosen):
+        chosen.sort(key=lambda r: int(r[caps.coll.pk]))  # people list numbers in order
+    return chosen
 
 
 def scope_fields(tool: ToolModel | None) -> list[str]:
