@@ -577,7 +577,11 @@ def test_a_display_name_says_what_the_record_is_for() -> None:
 def test_reseed_redraws_stock_labels_and_no_two_records_share_a_new_name(tmp_path: Path) -> None:
     from agentworld_gym.synthesis.fields import is_stock_label
 
-    collections = {"models": {"primary_key": "id"}, "groups": {"primary_key": "name"}}
+    collections = {
+        "models": {"primary_key": "id"},
+        "groups": {"primary_key": "name"},
+        "judges": {"primary_key": "id"},
+    }
     labels = [f"{t} Model" for t in ("Billing", "Search", "Default", "Primary", "Web", "Sales")]
     groups = ["Notifications Group", "Internal Group", "Data Group"]
     rows = {
@@ -585,6 +589,7 @@ def test_reseed_redraws_stock_labels_and_no_two_records_share_a_new_name(tmp_pat
             {"id": f"m{i}", "name": n, "group": groups[i % 3]} for i, n in enumerate(labels)
         ],
         "groups": [{"name": g} for g in groups],
+        "judges": [{"id": f"j{i}", "name": n} for i, n in enumerate(("Year-End Close", "Ada Byrne"))],
     }
     tools = [_getter("get_groups", "groups")]
     folder = _write_world(tmp_path / "toy", "toy-labels", collections, tools, rows, [])
@@ -596,3 +601,7 @@ def test_reseed_redraws_stock_labels_and_no_two_records_share_a_new_name(tmp_pat
     kept = [r["name"] for r in after["groups"]]  # keys: renamed everywhere, still resolving
     assert not any(map(is_stock_label, kept))
     assert {r["group"] for r in after["models"]} <= set(kept)
+    # a person named like a project is renamed like a person
+    judge = after["judges"][0]["name"]
+    assert judge != "Year-End Close" and not fields_mod.is_purpose(judge), judge
+    assert kind_of("name", None, "judges") == "full_name"

@@ -42,7 +42,11 @@ PERSON_NOUNS = frozenset(
     "people author authors owner owners patient patients driver drivers player players agent "
     "agents candidate candidates student students teacher teachers account accounts subscriber "
     "subscribers recipient recipients sender senders assignee reviewer manager applicant "
-    "guest guests attendee attendees participant participants profile profiles".split()
+    "guest guests attendee attendees participant participants profile profiles judge judges "
+    "doctor doctors physician physicians nurse nurses lawyer lawyers attorney attorneys "
+    "instructor instructors coach coaches therapist therapists technician technicians "
+    "volunteer volunteers donor donors speaker speakers visitor visitors traveler travelers "
+    "passenger passengers".split()
 )
 _EPOCH = dt.datetime(2023, 1, 1, tzinfo=dt.UTC)
 _SPAN = 3 * 365 * 86400
@@ -712,8 +716,14 @@ def is_sentinel(value: Any) -> bool:
 
 _STOCK_LABEL = re.compile(
     rf"(?:{'|'.join(sorted({*map(str.capitalize, _TOPICS), 'ML', 'API', 'CRM', *_GENERIC}))})"
-    r"(?: [A-Z][a-z]+){1,2}"
+    r"(?: (?:[A-Z][a-z]+|\d+)){1,2}(?: [A-Z][a-z]+)?"
 )
+
+
+def is_purpose(value: str) -> bool:
+    """A display name :meth:`FieldValues.label` draws (``Churn Review``, ``Spring Launch Plan``):
+    no name for a person."""
+    return any(value == p or value.startswith(p + " ") for p in _PURPOSES)
 
 
 def is_stock_label(value: str) -> bool:
@@ -721,7 +731,7 @@ def is_stock_label(value: str) -> bool:
     module drew before :data:`_PURPOSES` (a reseed redraws them)."""
     if not _STOCK_LABEL.fullmatch(value) or value in _TEAMS:
         return False
-    return not any(value == p or value.startswith(p + " ") for p in _PURPOSES)
+    return not is_purpose(value)
 
 
 def is_stock_slug(value: str) -> bool:

@@ -48,6 +48,7 @@ from agentworld_gym.synthesis.fields import (
     infra,
     is_junk,
     is_placeholder,
+    is_purpose,
     is_stock_label,
     is_stock_slug,
     kind_of,
@@ -62,6 +63,7 @@ SYNTH_TASKS = "synth-tasks"
 """``provenance.synthesizer`` of the task synthesizer's tasks (regenerated after a reseed)."""
 CATEGORICAL_MIN = 5
 CATEGORICAL_MAX = 5
+_PERSON_KINDS = frozenset(("full_name", "first_name", "last_name"))
 _NEVER = frozenset(("id", "uuid", "discriminator", "integer", "number", "boolean", "seconds"))
 _FORMATS_WE_MAKE = {
     "date-time": ("datetime",),
@@ -356,6 +358,8 @@ def _settle(
         return None
     if is_junk(value) or kind in ALWAYS or is_stock_label(value):
         return kind
+    if kind in _PERSON_KINDS and (is_purpose(value) or is_stock_slug(value)):
+        return kind  # a person named "Audit Trail" or "billing-prod"
     if is_stock_slug(value) and not infra(name, noun):
         return kind
     if kind in STRUCTURED and not looks_like(kind, value):
