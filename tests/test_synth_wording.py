@@ -197,9 +197,12 @@ def test_a_number_named_by_one_of_the_worlds_things_is_no_quantity() -> None:
     # "the total speaker of the talks" means nothing: speaker points at a speaker
     from agentworld_gym.synthesis.tasks.model import profile
 
-    talks = [{"id": str(i), "speaker": i % 4 + 1, "minutes": 10 * i} for i in range(6)]
-    assert profile(talks, "id", {}, "talk", frozenset({"speaker"})).numeric == ["minutes"]
-    assert profile(talks, "id", {}, "talk").numeric == ["speaker", "minutes"]
+    talks = [{"id": str(i), "room": i % 4 + 1, "minutes": 10 * i} for i in range(6)]
+    assert profile(talks, "id", {}, "talk", frozenset({"room"})).numeric == ["minutes"]
+    assert profile(talks, "id", {}, "talk").numeric == ["room", "minutes"]
+    # a person the record points at is no quantity in any world ("the total speaker")
+    talks = [{**t, "speaker": t["room"]} for t in talks]
+    assert "speaker" not in profile(talks, "id", {}, "talk").numeric
     rated = [{"id": str(i), "rating": i % 5 + 1} for i in range(6)]
     assert profile(rated, "id", {}, "review", frozenset({"rating"})).numeric == ["rating"]
 

@@ -589,7 +589,9 @@ def test_reseed_redraws_stock_labels_and_no_two_records_share_a_new_name(tmp_pat
             {"id": f"m{i}", "name": n, "group": groups[i % 3]} for i, n in enumerate(labels)
         ],
         "groups": [{"name": g} for g in groups],
-        "judges": [{"id": f"j{i}", "name": n} for i, n in enumerate(("Year-End Close", "Ada Byrne"))],
+        "judges": [
+            {"id": f"j{i}", "name": n} for i, n in enumerate(("Year-End Close", "Ada Byrne"))
+        ],
     }
     tools = [_getter("get_groups", "groups")]
     folder = _write_world(tmp_path / "toy", "toy-labels", collections, tools, rows, [])
