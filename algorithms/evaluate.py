@@ -94,8 +94,9 @@ class EvalResult:
     gold_nll: float | None = None
     """Mean over tasks of the gold trajectory's loss per assistant token (``eval.gold_nll``)."""
     episode_gold_nll: list[float] = field(default_factory=list)
-    """That loss per task, in the order of ``episode_success`` (tasks without a replayable
-    gold are left out)."""
+    """That loss per evaluated task, in task order: one value a task, not one an episode, and
+    tasks without a replayable gold are left out, so it is bootstrapped on its own, never
+    paired with ``episode_success``."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
