@@ -609,10 +609,11 @@ def test_a_request_never_quotes_an_id_the_user_would_have_to_invent(tracker):
     # value a request quotes must be one the world holds (an order number, a key to find)
     from types import SimpleNamespace
 
-    from agentworld_gym.synthesis.audit import QUOTED, id_shaped
+    from agentworld_gym.synthesis.audit import id_shaped, quoted
     from agentworld_gym.synthesis.tasks.pipeline import EnvSynthesizer
 
     env = make_op_env()
+    env.database.put("settings", {"id": "set_8f2a9c1e7b", "theme": "light", "locale": "fr"})
     synth = EnvSynthesizer(env, TaskSynthConfig(n=4))
 
     def ask(request: str) -> SimpleNamespace:
@@ -620,10 +621,9 @@ def test_a_request_never_quotes_an_id_the_user_would_have_to_invent(tracker):
 
     assert synth._made_up_id(ask('Add a calendar with id "id_42970f2b56".')) is not None
     assert synth._made_up_id(ask('Add a calendar named "Spring Launch".')) is None
-    known = next(iter(env.database.scan("tasks")))["id"]
-    assert synth._made_up_id(ask(f'Close the task "{known}".')) is None
-    world = env.database.snapshot_json().decode()
+    # an id the world holds is one the user can quote (an order number, a key to find)
+    assert synth._made_up_id(ask('Reset the settings "set_8f2a9c1e7b".')) is None
+    world = make_op_env().database.snapshot_json().decode()
     for t in tracker.tasks:  # the synthesizer keeps none
-        for q in QUOTED.findall(t.instruction):
-            v = q.strip('"')
+        for v in quoted(t.instruction):
             assert not id_shaped(v) or v.isdigit() or v in world, (t.instruction, v)

@@ -552,25 +552,27 @@ person uses (a date as a value written or compared is fine)."""
 _REPEAT = re.compile(r"\b([a-z]{2,}) \1\b", re.I)
 
 
+def quoted(request: str) -> list[str]:
+    """The values ``request`` quotes, without their quotes."""
+    return [q.strip("\"'“”") for q in QUOTED.findall(request)]
+
+
 def quoted_ids(request: str) -> int:
     """How many quoted values look like internal ids (uuids, ``ord_938d63d9e9``, ...; bare
     numbers aside)."""
-    return sum(
-        1
-        for q in QUOTED.findall(request)
-        if id_shaped(q.strip("\"'“”")) and not q.strip("\"'“”").isdigit()
-    )
+    return sum(1 for q in quoted(request) if id_shaped(q) and not q.isdigit())
 
 
 def unreadable(request: str, extra: frozenset[str] | set[str] = frozenset()) -> str | None:
     """Why a reader would stumble on ``request`` (``None`` when they would not): the
     readability rows below, one reason. Task synthesis refuses such a candidate."""
     masked = QUOTED.sub("Q", request)
-    if any(is_slogan(q.strip("\"'“”")) for q in QUOTED.findall(request)):
+    values = quoted(request)
+    if any(map(is_slogan, values)):
         return "a slogan as a value"
     if quoted_ids(request) > MAX_IDS:
         return "more than three ids"
-    if any(_RANDOM_TOKEN.fullmatch(q.strip("\"'“”")) for q in QUOTED.findall(request)):
+    if any(map(_RANDOM_TOKEN.fullmatch, values)):
         return "a random token as a value"
     if _REPEAT.search(masked):
         return "a word written twice in a row"

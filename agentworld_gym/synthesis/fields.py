@@ -716,7 +716,7 @@ def is_sentinel(value: Any) -> bool:
 
 _STOCK_LABEL = re.compile(
     rf"(?:{'|'.join(sorted({*map(str.capitalize, _TOPICS), 'ML', 'API', 'CRM', *_GENERIC}))})"
-    r"(?: (?:[A-Z][a-z]+|\d+)){1,2}(?: [A-Z][a-z]+)?"
+    r"(?: (?:[A-Z][a-z]+|\d+)){1,3}"
 )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from agentworld_gym.adversarial import Gate
 from agentworld_gym.spec import EnvSpec, TaskSpec
-from agentworld_gym.synthesis.audit import QUOTED, id_shaped, unreadable
+from agentworld_gym.synthesis.audit import id_shaped, quoted, unreadable
 from agentworld_gym.synthesis.tasks.candidate import (
     LONG_CALLS,
     SYNTHESIZER,
@@ -235,8 +235,7 @@ class EnvSynthesizer:
         """A request that quotes an id-shaped value the world does not hold: an id the user
         would have to invent for a new record ("a calendar with id "id_42970f2b56""), which
         no user writes; people name what they create."""
-        for q in QUOTED.findall(c.task.instruction):
-            value = q.strip("\"'“”")
+        for value in quoted(c.task.instruction):
             if id_shaped(value) and not value.isdigit() and value not in self._world_text:
                 return f"a made-up id {value!r}"
         return None

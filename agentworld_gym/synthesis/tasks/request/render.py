@@ -64,9 +64,9 @@ def series(items: list[str]) -> str:
 def keyed(items: list[tuple[str, str]]) -> str:
     """Records named by key with the parents that place them (``where``, may be empty):
     ``"a", "b" and "c" in project "P"`` when they share one, ``9 in app 6 and 8 in app 4``
-    when each has its own, ``"a" and "b" in project "P"; "c" in project "Q"`` when several
-    parents place several records (a parenthesis repeated for every record reads as machine
-    output)."""
+    when each has its own, ``"a" and "b" in project "P", and "c" in project "Q"`` when
+    several parents place several records (``;`` between parents of several parts); never a
+    parenthesis per record, which reads as machine output."""
     keys, wheres = [k for k, _ in items], [w for _, w in items]
     if not any(wheres):
         return series(keys)
