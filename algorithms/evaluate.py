@@ -43,6 +43,9 @@ class EvalConfig:
     """Tokens per assistant turn at most."""
     max_episode_tokens: int = 4096
     """Tokens per episode at most (token-level generators)."""
+    constrain_calls: bool = True
+    """Hold tool calls to each episode's tools while decoding (see
+    :attr:`~algorithms.grpo.rollout.RolloutConfig.constrain_calls`); in-process generators."""
     batch_size: int = 32
     """Episodes run together (one generation batch, or threads for chat backends)."""
     before: bool = True
@@ -170,6 +173,7 @@ def play_batched(
         max_new_tokens=config.max_new_tokens,
         max_episode_tokens=config.max_episode_tokens,
         temperature=config.temperature,
+        constrain_calls=config.constrain_calls,
     )
     trajs: list[Trajectory] = []
     for start in range(0, len(tasks), config.batch_size):

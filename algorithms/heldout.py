@@ -171,7 +171,15 @@ def _batchable(sets: list[EvalSet]) -> list[list[EvalSet]]:
 
 
 def _rollout_key(c: EvalConfig) -> tuple:
-    return (c.max_turns, c.max_new_tokens, c.max_episode_tokens, c.temperature, c.seed, c.suite)
+    return (
+        c.max_turns,
+        c.max_new_tokens,
+        c.max_episode_tokens,
+        c.temperature,
+        c.seed,
+        c.suite,
+        c.constrain_calls,
+    )
 
 
 class _Router:

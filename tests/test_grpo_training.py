@@ -187,10 +187,10 @@ class ShiftedGenerator:
         self.chat_format = inner.chat_format
         self.pad_token_id = inner.pad_token_id
 
-    def generate(self, prompts, sampling):
+    def generate(self, prompts, sampling, tools=None):
         import dataclasses
 
-        out = self.inner.generate(prompts, sampling)
+        out = self.inner.generate(prompts, sampling, tools)
         return [dataclasses.replace(g, logprobs=[lp - 0.5 for lp in g.logprobs]) for g in out]
 
     def sync_weights(self, model):

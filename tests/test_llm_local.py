@@ -301,3 +301,18 @@ def test_decode_attention_matches_sdpa_for_one_query_token():
     want, _ = sdpa_attention_forward(module, query, keys, values, mask, scaling=0.25)
     assert got.shape == want.shape == (4, 1, 9, 16)
     assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_prefill_groups_rows_by_length_so_padding_stays_bounded():
+    """One 1,000-token tool result among short rows no longer pads every row to 1,000."""
+    from agentworld_gym.llm.transformers_backend import _length_groups
+
+    lengths = [168, 1042, 30, 35, 28, 900, 40, 33, 1, 300]
+    groups = _length_groups(lengths, slack=32)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    for group in groups:
+        real = sum(lengths[i] for i in group)
+        padded = len(group) * max(lengths[i] for i in group)
+        assert padded <= 1.25 * real + 32 * len(group)
+    assert sum(len(g) * max(lengths[i] for i in g) for g in groups) < 0.5 * len(lengths) * 1042
+    assert _length_groups([50] * 16) == [list(range(16))]  # equal rows: one forward

@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agentworld_gym.errors import ConfigError
 from agentworld_gym.llm.base import LLMConfig, Message, register_backend
+from agentworld_gym.llm.call_grammar import ConstrainedRows, Vocabulary
 from agentworld_gym.llm.chat_format import ChatFormat, ToolFormat
 from agentworld_gym.llm.hardware import refresh_threads, resolve_dtype
 
@@ -59,8 +60,15 @@ class TokenGenerator(Protocol):
 
     chat_format: ChatFormat
 
-    def generate(self, prompts: list[list[int]], sampling: Sampling) -> list[Generation]:
-        """Continue each prompt (a list of token ids) until end-of-turn or the length cap."""
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: Sampling,
+        tools: list[list[dict] | None] | None = None,
+    ) -> list[Generation]:
+        """Continue each prompt (a list of token ids) until end-of-turn or the length cap;
+        ``tools`` (per prompt) holds each row's tool calls to those tools where the engine
+        can (:mod:`agentworld_gym.llm.call_grammar`)."""
         ...
 
     def sync_weights(self, model: Any) -> None:
@@ -143,8 +151,17 @@ class TransformersBackend:
         return cls.from_pretrained(config.model, sampling=config.sampling())
 
     # -- token level ------------------------------------------------------------------------
-    def generate(self, prompts: list[list[int]], sampling: Sampling) -> list[Generation]:
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: Sampling,
+        tools: list[list[dict] | None] | None = None,
+    ) -> list[Generation]:
         """Sample a continuation of every prompt, all in one batch.
+
+        ``tools`` gives, per prompt, the tools its calls are held to (``None`` for a free
+        row): inside a ``<tool_call>`` the JSON must name one of them with only its parameters
+        (:mod:`agentworld_gym.llm.call_grammar`); the values and all other text stay free.
 
         With ``prefix_cache`` on (the default), the key/value cache of each finished sequence
         is kept until the weights change, and a later prompt that extends it (the same
@@ -155,17 +172,33 @@ class TransformersBackend:
             return []
         if any(not p for p in prompts):
             raise ValueError("every prompt needs at least one token")
+        if tools is not None and len(tools) != len(prompts):
+            raise ValueError(f"tools has {len(tools)} entries for {len(prompts)} prompts")
+        grammar = None
+        if tools is not None and any(t is not None for t in tools):
+            if self._engine is None:
+                raise ConfigError(
+                    "tool-call constraints need the prefix-cache engine (plain full-attention "
+                    "decoders); generate without tools= for this model"
+                )
+            grammar = ConstrainedRows(self.vocabulary, self.chat_format.eos_token_id, tools)
         was_training = self.model.training
         self.model.eval()
         try:
             if self._engine is not None:
-                rows = self._engine.generate(prompts, sampling)
+                rows = self._engine.generate(prompts, sampling, grammar)
             else:
                 rows = self._generate_plain(prompts, sampling)
         finally:
             if was_training:
                 self.model.train()
         return [self._finish(tokens, lps, sampling) for tokens, lps in rows]
+
+    @functools.cached_property
+    def vocabulary(self) -> Vocabulary:
+        """Every token's text (decoded once, on the first constrained call)."""
+        size = getattr(self.model.config, "vocab_size", None)
+        return Vocabulary(self.tokenizer, size)
 
     def _generate_plain(
         self, prompts: list[list[int]], sampling: Sampling
@@ -234,7 +267,7 @@ class TransformersBackend:
             seed=merged.get("seed"),
         )
         prompt = self.chat_format.prompt_ids(messages, tools)
-        generation = self.generate([prompt], params)[0]
+        generation = self.generate([prompt], params, [tools] if tools else None)[0]
         return self.chat_format.parse(generation.text)
 
     def close(self) -> None:
@@ -290,7 +323,7 @@ class _PrefixCacheEngine:
 
     # -- one call ---------------------------------------------------------------------------
     def generate(
-        self, prompts: list[list[int]], sampling: Sampling
+        self, prompts: list[list[int]], sampling: Sampling, grammar: ConstrainedRows | None = None
     ) -> list[tuple[list[int], list[float]]]:
         torch = _import_torch()
         self._check_weights()
@@ -316,6 +349,12 @@ class _PrefixCacheEngine:
                 for j, row in enumerate(rows):
                     if not live[j]:
                         continue
+                    if grammar is not None:
+                        token, lp = grammar.fix(
+                            row, int(tokens[j]), logits[j], sampling.temperature, generator
+                        )
+                        if lp is not None:
+                            tokens[j], logprobs[j] = token, lp
                     out[row].append(int(tokens[j]))
                     lps[row].append(float(logprobs[j]))
                     if out[row][-1] == self.eos or len(out[row]) >= sampling.max_new_tokens:
@@ -384,6 +423,45 @@ class _PrefixCacheEngine:
         return cache_layers(cache)
 
     def _prefill(self, prompts: list[list[int]], keys: list[tuple[int, ...]]) -> tuple:
+        """Every prompt's new tokens on top of its source cache, in groups of similar length.
+
+        One forward pads every row's new tokens to the longest: in an evaluation batch one
+        row brings a 1,000-token tool result while the others bring 50, and 61% of the
+        prefilled tokens were padding (measured: 37,166 computed for 14,374 real, 16 held-out
+        episodes). Rows are grouped by length instead (:func:`_length_groups`), each group
+        is one forward, and the rows' caches are joined left-aligned with masked holes.
+        """
+        torch = _import_torch()
+        deltas = [len(p) - len(k) for p, k in zip(prompts, keys, strict=True)]
+        groups = _length_groups(deltas)
+        if len(groups) == 1:
+            return self._prefill_group(prompts, keys)
+        rows: list[list[tuple[Any, Any]]] = [[] for _ in prompts]
+        last: list[Any] = [None] * len(prompts)
+        for group in groups:
+            cache, mask, _, logits = self._prefill_group(
+                [prompts[i] for i in group], [keys[i] for i in group]
+            )
+            for j, i in enumerate(group):
+                rows[i], last[i] = _compact(cache, mask, j), logits[j]
+        device = last[0].device
+        lengths = [len(p) for p in prompts]
+        width = max(lengths)
+        layers = []
+        for layer in range(len(rows[0])):
+            ks, vs = [], []
+            for row, n in zip(rows, lengths, strict=True):
+                k, v = row[layer]
+                ks.append(torch.nn.functional.pad(k, (0, 0, width - n, 0)))
+                vs.append(torch.nn.functional.pad(v, (0, 0, width - n, 0)))
+            layers.append((torch.cat(ks), torch.cat(vs)))
+        mask = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
+        for i, n in enumerate(lengths):
+            mask[i, width - n :] = 1
+        pos = torch.tensor(lengths, device=device)
+        return _make_cache(layers), mask, pos, torch.stack(last)
+
+    def _prefill_group(self, prompts: list[list[int]], keys: list[tuple[int, ...]]) -> tuple:
         """Left-align the sources' caches and run every prompt's new tokens in one forward."""
         torch = _import_torch()
         device = next(self.model.parameters()).device
@@ -585,6 +663,22 @@ def _compact(cache: Any, mask: Any, row: int) -> list[tuple[Any, Any]]:
     """One row's cache without its padding holes: ``(1, H, real_tokens, D)`` per layer."""
     keep = mask[row, : cache_layers(cache)[0][0].shape[2]].bool()
     return [(k[row : row + 1, :, keep], v[row : row + 1, :, keep]) for k, v in cache_layers(cache)]
+
+
+def _length_groups(lengths: list[int], slack: int = 32) -> list[list[int]]:
+    """Row indices grouped by length so that padding each group to its longest row costs at
+    most a quarter more than its real tokens (plus ``slack`` a row): one forward per group."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    for i in order:
+        if groups:
+            group = groups[-1]
+            real = sum(lengths[j] for j in group) + lengths[i]
+            if (len(group) + 1) * lengths[i] <= 1.25 * real + slack * (len(group) + 1):
+                group.append(i)
+                continue
+        groups.append([i])
+    return groups
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

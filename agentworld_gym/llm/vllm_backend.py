@@ -15,7 +15,9 @@ API (``LLM.generate`` with ``{"prompt_token_ids": ...}`` prompts, ``SamplingPara
 
 from __future__ import annotations
 
+import functools
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +45,16 @@ class VLLMConfig:
     """Weights' dtype in vLLM."""
     seed: int = 0
     """Engine seed; each request also gets its own seed."""
+
+
+@functools.cache
+def _warn_unconstrained() -> None:
+    warnings.warn(
+        "the vLLM backend does not hold tool calls to the tools (constrain_calls): its calls "
+        "are sampled unconstrained; set algo.rollout.constrain_calls=false and "
+        "eval.constrain_calls=false to say so in the config",
+        stacklevel=3,
+    )
 
 
 def _import_vllm() -> Any:
@@ -142,10 +154,18 @@ class VLLMBackend:
         return cls.from_pretrained(config.model, sampling=config.sampling())
 
     # -- token level ------------------------------------------------------------------------
-    def generate(self, prompts: list[list[int]], sampling: Sampling) -> list[Generation]:
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: Sampling,
+        tools: list[list[dict] | None] | None = None,
+    ) -> list[Generation]:
         """Continue each prompt; every request gets its own seed so that a GRPO group's
-        identical prompts still sample different continuations."""
+        identical prompts still sample different continuations. ``tools`` is not applied
+        here: vLLM samples the model's calls unconstrained (warned once)."""
         vllm = _import_vllm()
+        if tools is not None and any(t is not None for t in tools):
+            _warn_unconstrained()
         params = []
         for i in range(len(prompts)):
             params.append(

@@ -47,6 +47,11 @@ class RolloutConfig:
     """Sampling temperature; the loss uses the same one."""
     top_p: float = 1.0
     """Nucleus sampling (1.0 keeps the policy's distribution exact)."""
+    constrain_calls: bool = True
+    """Hold each ``<tool_call>`` to the episode's tools: a real tool name, only its argument
+    keys, required ones present, enum members (:mod:`agentworld_gym.llm.call_grammar`); the
+    values and the answer stay the policy's. The agent trained and evaluated is the model with
+    this grammar; off = the model's raw text."""
 
 
 @dataclass
@@ -145,7 +150,12 @@ def run_episodes(
                 len(live),
                 time.perf_counter() - t0,
             )
-        generations = generator.generate([ep.traj.token_ids for ep in active], sampling)
+        prompts = [ep.traj.token_ids for ep in active]
+        if config.constrain_calls:
+            tools = [ep.tools for ep in active]
+            generations = generator.generate(prompts, sampling, tools=tools)
+        else:
+            generations = generator.generate(prompts, sampling)
         for ep, gen in zip(active, generations, strict=True):
             _advance(ep, gen, fmt, config)
     for ep in live:
