@@ -216,3 +216,29 @@ def test_generator_gap_is_logged_and_truncated_is_applied(toy_catalog, cap, weig
     assert metrics["rollout/is_truncated_frac"] == (1.0 if weight == cap else 0.0)
     # every token has the same weight here, so the policy gradient is scaled by it
     assert metrics["loss/grad_norm"] == pytest.approx(plain["loss/grad_norm"] * weight, rel=1e-3)
+
+
+class RecordingGenerator:
+    """The tiny generator, recording the tools each generate call was given."""
+
+    def __init__(self, inner):
+        self.inner, self.chat_format, self.seen = inner, inner.chat_format, []
+
+    def generate(self, prompts, sampling, tools=None):
+        self.seen.append(tools)
+        return self.inner.generate(prompts, sampling, tools)
+
+
+@pytest.mark.parametrize("constrain", [True, False])
+def test_rollouts_hold_calls_to_each_episodes_tools(toy_catalog, constrain):
+    """constrain_calls hands every row its episode's tools (the grammar's input); off, none."""
+    policy, pool = tiny(), toy_pool(toy_catalog)
+    recorder = RecordingGenerator(policy.generator)
+    config = RolloutConfig(max_turns=2, max_new_tokens=4, constrain_calls=constrain)
+    run_episodes(recorder, pool, pool.tasks("all")[:3], "all", config)
+    assert recorder.seen
+    for tools in recorder.seen:
+        if constrain:
+            assert tools is not None and all(t == pool_tools(pool) for t in tools)
+        else:
+            assert tools is None

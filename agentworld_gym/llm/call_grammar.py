@@ -410,7 +410,7 @@ class Vocabulary:
         return out
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)
 def _grammar_for(key: str) -> CallGrammar:
     return CallGrammar(json.loads(key))
 
