@@ -102,3 +102,43 @@ def test_demo_evaluates_held_out_sets_fully_and_caps_the_training_envs_set():
     finally:
         heldout.close_sets(sets)
         pool.close()
+
+
+def test_the_call_grammar_keeps_every_token_of_the_pools_gold_turns():
+    """Decoding held to the tools (on in rollouts and evaluation) must never push the policy
+    off a gold path: every token of every gold assistant turn of the demo's training pool and
+    held-out sets, with the embedded tokenizer, is one the grammar keeps as drawn."""
+    from agentworld_gym.llm.call_grammar import ConstrainedRows, Vocabulary
+    from algorithms.catalog_split import Part
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg: TrainConfig = OmegaConf.to_object(compose(config_name="train"))
+    tokenizer = _embedded_tokenizer()
+    fmt = ChatFormat(tokenizer, cfg.model.tool_format, cfg.model.chat_template)
+    vocab = Vocabulary(tokenizer)
+    checked = calls = 0
+    for part in (Part.train, Part.heldout_envs):
+        rule = dataclasses.replace(cfg.env_pool.rule, part=part)
+        pool = TaskPool(dataclasses.replace(cfg.env_pool, rule=rule))
+        try:
+            tools = {}
+            for task in pool.tasks("all"):
+                if task.env_id not in tools:
+                    env = pool.acquire(task.env_id, "all")
+                    tools[task.env_id] = env.reset(options={"task_id": task.task_id})[1]["tools"]
+                    pool.release(env, task.env_id, "all")
+            for example in encode_gold(fmt, pool, "all", 1 << 30):
+                for start, end in example.turns():
+                    rows = ConstrainedRows(vocab, fmt.eos_token_id, [tools[example.env_id]])
+                    for token in example.token_ids[start:end]:
+                        kept, _ = rows.fix(0, token, None, 0.0, None)
+                        assert kept == token and rows.states[0] is not None, (
+                            example.task_id,
+                            tokenizer.decode(example.token_ids[start:end]),
+                        )
+                    assert rows.redrawn == 0
+                    checked += 1
+                    calls += "<tool_call>" in tokenizer.decode(example.token_ids[start:end])
+        finally:
+            pool.close()
+    assert checked >= 600 and calls >= 400, (checked, calls)  # 870 and 574 at this writing

@@ -18,9 +18,9 @@ policy still has to find them. The end-of-turn token is refused inside an unfini
 Sampling with the grammar is rejection sampling: a token is drawn from the model's
 distribution as usual and kept when the grammar accepts it (almost always); when it does not,
 it is redrawn from the distribution restricted to the tokens the grammar accepts. Together
-these draw from exactly the restricted distribution (the redraw looks at the model's top
-candidates plus every token that spells a permitted name, and the whole vocabulary only if
-none of those fits). The log-probability reported for a redrawn token is the restricted
+these draw from exactly the restricted distribution whenever the allowed tokens are among the
+redraw's candidates: the model's top 64 and every token that spells a permitted name or key
+(the whole vocabulary only if none of those fits). A redraw ignores ``top_p``. The log-probability reported for a redrawn token is the restricted
 distribution's, so the trainer's truncated importance weights see the sampler's real
 probability; a kept token reports the model's own.
 
