@@ -119,31 +119,69 @@ def gold_nll(generator: Any, s: EvalSet) -> list[float]:
     evaluated task whose gold replays, the mean negative log-likelihood of the assistant
     tokens (calls and answer) given everything before them, encoded exactly as SFT and
     rollouts encode them. Lower is better; success needs every token of a call right, so a
-    model learns to transfer here first."""
+    model learns to transfer here first.
+
+    Tasks of one environment share their system prompt (the tool list, most of each
+    sequence): it is run once and its keys/values reused for each task's rest, as decoding
+    does (the same values up to floating-point reassociation)."""
     import torch
 
+    from agentworld_gym.llm.transformers_backend import cache_layers
     from algorithms.sft import encode_gold
 
     model = generator.model
     device = next(model.parameters()).device
     tasks = select_tasks(s.pool, s.config)
     examples = encode_gold(generator.chat_format, s.pool, s.config.split, 1 << 30, tasks)
-    out: list[float] = []
+    out: list[float] = [0.0] * len(examples)
+    by_env: dict[str, list[int]] = {}
+    for i, example in enumerate(examples):
+        by_env.setdefault(example.env_id, []).append(i)
     was_training = model.training
     model.eval()
     try:
-        for example in examples:
-            ids, mask = example.token_ids, example.mask
-            with torch.no_grad():
-                logits = model(input_ids=torch.tensor([ids], device=device)).logits[0, :-1]
-            logp = torch.log_softmax(logits.float(), dim=-1)
-            target = torch.tensor(ids[1:], device=device)
-            picked = logp.gather(1, target[:, None])[:, 0]
-            keep = torch.tensor(mask[1:], dtype=torch.bool, device=device)
-            out.append(float(-picked[keep].mean()))
+        with torch.no_grad():
+            for rows in by_env.values():
+                ids = [examples[i].token_ids for i in rows]
+                first = min(examples[i].mask.index(1) for i in rows)  # no loss before it
+                shared = max(0, min(first, *(_common_prefix(ids[0], x) for x in ids)) - 1)
+                cache, last = None, None
+                if shared > 0:
+                    prefix = torch.tensor([ids[0][:shared]], device=device)
+                    output = model(input_ids=prefix, use_cache=True)
+                    cache, last = cache_layers(output.past_key_values), output.logits[0, -1:]
+                for i in rows:
+                    out[i] = _gold_loss(model, examples[i], shared, cache, last, device)
     finally:
         model.train(was_training)
     return out
+
+
+def _gold_loss(model: Any, example: Any, shared: int, cache: Any, last: Any, device: Any) -> float:
+    """Mean loss over ``example``'s assistant tokens, its first ``shared`` tokens already in
+    ``cache`` (per-layer keys/values, left as they are; their last logits are ``last``)."""
+    import torch
+
+    from agentworld_gym.llm.transformers_backend import make_cache
+
+    ids, mask = example.token_ids, example.mask
+    rest = torch.tensor([ids[shared:]], device=device)
+    if cache is None:
+        logits = model(input_ids=rest).logits[0, :-1]
+    else:
+        positions = torch.arange(shared, len(ids), device=device)[None]
+        output = model(input_ids=rest, past_key_values=make_cache(cache), position_ids=positions)
+        logits = torch.cat([last, output.logits[0, :-1]])
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    target = torch.tensor(ids[max(shared, 1) :], device=device)
+    picked = logp.gather(1, target[:, None])[:, 0]
+    keep = torch.tensor(mask[max(shared, 1) :], dtype=torch.bool, device=device)
+    return float(-picked[keep].mean())
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
 
 
 def _tasks(s: EvalSet) -> list[TaskRef]:

@@ -141,6 +141,20 @@ def test_gold_nll_scores_each_gold_trajectory_and_the_report_shows_it():
     try:
         losses = gold_nll(policy.generator, sets[0])
         assert len(losses) == 3 and all(math.isfinite(x) and x > 0 for x in losses)
+        # the shared system prompt is run once per environment: the same losses as one full
+        # forward per trajectory
+        from algorithms.evaluate import select_tasks
+        from algorithms.sft import encode_gold
+
+        fmt, s = policy.generator.chat_format, sets[0]
+        examples = encode_gold(fmt, s.pool, s.config.split, 1 << 30, select_tasks(s.pool, s.config))
+        for example, loss in zip(examples, losses, strict=True):
+            with torch.no_grad():
+                logits = policy.model(input_ids=torch.tensor([example.token_ids])).logits[0, :-1]
+            logp = torch.log_softmax(logits.float(), -1)
+            picked = logp.gather(1, torch.tensor(example.token_ids[1:])[:, None])[:, 0]
+            full = float(-picked[torch.tensor(example.mask[1:], dtype=torch.bool)].mean())
+            assert loss == pytest.approx(full, abs=1e-4)
         # a random model is near uniform over its vocabulary; loss is per assistant token
         vocab = policy.model.config.vocab_size
         assert all(abs(x - math.log(vocab)) < 0.5 * math.log(vocab) for x in losses)

@@ -285,7 +285,7 @@ def test_decode_attention_matches_sdpa_for_one_query_token():
     from transformers import AttentionInterface
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-    from agentworld_gym.llm.transformers_backend import _buffered, _decode_attention, _make_cache
+    from agentworld_gym.llm.transformers_backend import _buffered, _decode_attention, make_cache
 
     torch.manual_seed(0)
     module = SimpleNamespace(num_key_value_groups=3, is_causal=True, training=False)
@@ -294,7 +294,7 @@ def test_decode_attention_matches_sdpa_for_one_query_token():
     mask = torch.rand(4, 1, 1, 30) > 0.3  # holes, as left-aligned rows have
     mask[..., -1] = True
     # keys as the decoding cache serves them: views of a longer, transposed buffer
-    cache = _buffered(_make_cache([(keys[:, :, :29], values[:, :, :29])]), room=8)
+    cache = _buffered(make_cache([(keys[:, :, :29], values[:, :, :29])]), room=8)
     k, v = cache.layers[0].update(keys[:, :, 29:], values[:, :, 29:])
     fast = AttentionInterface()[_decode_attention()]
     got, _ = fast(module, query, k, v, mask, scaling=0.25)

@@ -20,9 +20,10 @@ distribution as usual and kept when the grammar accepts it (almost always); when
 it is redrawn from the distribution restricted to the tokens the grammar accepts. Together
 these draw from exactly the restricted distribution whenever the allowed tokens are among the
 redraw's candidates: the model's top 64 and every token that spells a permitted name or key
-(the whole vocabulary only if none of those fits). A redraw ignores ``top_p``. The log-probability reported for a redrawn token is the restricted
-distribution's, so the trainer's truncated importance weights see the sampler's real
-probability; a kept token reports the model's own.
+(the whole vocabulary only if none of those fits). A redraw ignores ``top_p``. The
+log-probability reported for a redrawn token is the restricted distribution's, so the
+trainer's truncated importance weights see the sampler's real probability; a kept token
+reports the model's own.
 
 Works with any tokenizer: each token's text is decoded once after an anchor token (so that
 SentencePiece's leading spaces survive) and the grammar reads characters, not token ids.

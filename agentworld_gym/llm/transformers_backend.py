@@ -459,7 +459,7 @@ class _PrefixCacheEngine:
         for i, n in enumerate(lengths):
             mask[i, width - n :] = 1
         pos = torch.tensor(lengths, device=device)
-        return _make_cache(layers), mask, pos, torch.stack(last)
+        return make_cache(layers), mask, pos, torch.stack(last)
 
     def _prefill_group(self, prompts: list[list[int]], keys: list[tuple[int, ...]]) -> tuple:
         """Left-align the sources' caches and run every prompt's new tokens in one forward."""
@@ -486,7 +486,7 @@ class _PrefixCacheEngine:
             mask[row, width - len(key) : width] = 1
             mask[row, width + span - len(delta) :] = 1
             positions[row, span - len(delta) :] = torch.arange(len(key), len(key) + len(delta))
-        cache = _make_cache(layers) if layers else None
+        cache = make_cache(layers) if layers else None
         mask, positions = mask.to(device), positions.to(device)
         logits, cache = self._forward(ids.to(device), mask, positions, cache)
         pos = positions[:, -1] + 1
@@ -600,7 +600,9 @@ def cache_layers(cache: Any) -> list[tuple[Any, Any]]:
     return [(entry[0], entry[1]) for entry in cache]
 
 
-def _make_cache(layers: list[tuple[Any, Any]]) -> Any:
+def make_cache(layers: list[tuple[Any, Any]]) -> Any:
+    """A transformers cache holding per-layer ``(keys, values)`` (the inverse of
+    :func:`cache_layers`); a forward appends to it without touching these tensors."""
     from transformers import DynamicCache
 
     return DynamicCache(ddp_cache_data=layers)
