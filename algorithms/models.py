@@ -110,22 +110,27 @@ class Policy:
         return ref
 
 
-def build_tiny(seed: int = 0, dtype: torch.dtype = torch.float32) -> tuple[Any, Any]:
-    """A random 2-layer Llama and a word-level ChatML tokenizer, built without downloads."""
+def build_tiny(
+    seed: int = 0, dtype: torch.dtype = torch.float32, tokenizer: Any = None
+) -> tuple[Any, Any]:
+    """A random 2-layer Llama and a word-level ChatML tokenizer, built without downloads
+    (``tokenizer``: a model sized for that one instead, its template set to ChatML)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    specials = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>"]
-    vocab = {tok: i for i, tok in enumerate([*specials, *dict.fromkeys(TINY_WORDS)])}
-    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    core.add_special_tokens(specials)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core, eos_token="<|im_end|>", pad_token="<pad>", unk_token="<unk>"
-    )
+    if tokenizer is None:
+        specials = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>"]
+        vocab = {tok: i for i, tok in enumerate([*specials, *dict.fromkeys(TINY_WORDS)])}
+        core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+        core.pre_tokenizer = pre_tokenizers.Whitespace()
+        core.add_special_tokens(specials)
+        tokenizer = PreTrainedTokenizerFast(
+            tokenizer_object=core, eos_token="<|im_end|>", pad_token="<pad>", unk_token="<unk>"
+        )
     tokenizer.chat_template = CHATML_TEMPLATE
+    vocab = tokenizer.get_vocab()
     config = LlamaConfig(
-        vocab_size=len(vocab),
+        vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=2,

@@ -164,24 +164,11 @@ def test_constrained_generation_runs_in_the_batched_engine() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     from agentworld_gym.llm.transformers_backend import Sampling, TransformersBackend
-    from algorithms.models import CHATML_TEMPLATE
+    from algorithms.models import build_tiny
 
     tokenizer, ids = _char_tokenizer(["<tool_call>"])
-    tokenizer.chat_template = CHATML_TEMPLATE
-    config = LlamaConfig(
-        vocab_size=len(ids),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        tie_word_embeddings=False,
-        eos_token_id=ids["<|im_end|>"],
-        pad_token_id=ids["<pad>"],
-    )
+    model, tokenizer = build_tiny(seed=0, tokenizer=tokenizer)
 
     class Head(torch.nn.Module):  # a model that often opens a call and otherwise babbles
         def forward(self, hidden):
@@ -189,8 +176,6 @@ def test_constrained_generation_runs_in_the_batched_engine() -> None:
             out[..., ids["<tool_call>"]] = 3.0
             return out
 
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config)
     model.lm_head = Head()
     backend = TransformersBackend(model, tokenizer)
     prompt = backend.chat_format.encode(
