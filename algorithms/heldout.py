@@ -126,7 +126,7 @@ def gold_nll(generator: Any, s: EvalSet) -> list[float]:
     does (the same values up to floating-point reassociation)."""
     import torch
 
-    from agentworld_gym.llm.transformers_backend import cache_layers
+    from agentworld_gym.llm.transformers_backend import cache_layers, common_prefix
     from algorithms.sft import encode_gold
 
     model = generator.model
@@ -144,7 +144,7 @@ def gold_nll(generator: Any, s: EvalSet) -> list[float]:
             for rows in by_env.values():
                 ids = [examples[i].token_ids for i in rows]
                 first = min(examples[i].mask.index(1) for i in rows)  # no loss before it
-                shared = max(0, min(first, *(_common_prefix(ids[0], x) for x in ids)) - 1)
+                shared = max(0, min(first, *(common_prefix(ids[0], x) for x in ids)) - 1)
                 cache, last = None, None
                 if shared > 0:
                     prefix = torch.tensor([ids[0][:shared]], device=device)
@@ -177,11 +177,6 @@ def _gold_loss(model: Any, example: Any, shared: int, cache: Any, last: Any, dev
     picked = logp.gather(1, target[:, None])[:, 0]
     keep = torch.tensor(mask[max(shared, 1) :], dtype=torch.bool, device=device)
     return float(-picked[keep].mean())
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    return next((i for i in range(n) if a[i] != b[i]), n)
 
 
 def _tasks(s: EvalSet) -> list[TaskRef]:

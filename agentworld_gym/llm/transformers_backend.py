@@ -397,7 +397,7 @@ class _PrefixCacheEngine:
             prompt = prompts[i]
             if clusters:
                 prefix, members = clusters[-1]
-                n = _common_prefix(prefix, prompt)
+                n = common_prefix(prefix, prompt)
                 # join only when the shared part is at least half the prompt: prompts that
                 # share a short preamble (two environments whose names begin alike) would
                 # otherwise make every row of the batch prefill its whole prompt padded
@@ -447,14 +447,7 @@ class _PrefixCacheEngine:
         device = last[0].device
         lengths = [len(p) for p in prompts]
         width = max(lengths)
-        layers = []
-        for layer in range(len(rows[0])):
-            ks, vs = [], []
-            for row, n in zip(rows, lengths, strict=True):
-                k, v = row[layer]
-                ks.append(torch.nn.functional.pad(k, (0, 0, width - n, 0)))
-                vs.append(torch.nn.functional.pad(v, (0, 0, width - n, 0)))
-            layers.append((torch.cat(ks), torch.cat(vs)))
+        layers = _left_aligned(rows, width)
         mask = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
         for i, n in enumerate(lengths):
             mask[i, width - n :] = 1
@@ -466,16 +459,7 @@ class _PrefixCacheEngine:
         torch = _import_torch()
         device = next(self.model.parameters()).device
         width = max(len(k) for k in keys)
-        n_layers = max(len(self._rows[k]) for k in keys)
-        layers = []
-        for layer in range(n_layers) if width else []:
-            ks, vs = [], []
-            for key in keys:
-                k, v = self._rows[key][layer]
-                pad = width - k.shape[2]
-                ks.append(torch.nn.functional.pad(k, (0, 0, pad, 0)))
-                vs.append(torch.nn.functional.pad(v, (0, 0, pad, 0)))
-            layers.append((torch.cat(ks), torch.cat(vs)))
+        layers = _left_aligned([self._rows[k] for k in keys], width) if width else []
         deltas = [prompt[len(key) :] for prompt, key in zip(prompts, keys, strict=True)]
         span = max(len(d) for d in deltas)
         ids = torch.full((len(prompts), span), self.eos, dtype=torch.long)
@@ -667,6 +651,23 @@ def _compact(cache: Any, mask: Any, row: int) -> list[tuple[Any, Any]]:
     return [(k[row : row + 1, :, keep], v[row : row + 1, :, keep]) for k, v in cache_layers(cache)]
 
 
+def _left_aligned(rows: list[list[tuple[Any, Any]]], width: int) -> list[tuple[Any, Any]]:
+    """Per layer, the rows' ``(1, H, n, D)`` keys/values padded on the left to ``width`` and
+    stacked into one batch (the mask marks the padding as holes)."""
+    import torch
+
+    layers = []
+    for layer in range(max(len(row) for row in rows)):
+        ks, vs = [], []
+        for row in rows:
+            k, v = row[layer]
+            pad = width - k.shape[2]
+            ks.append(torch.nn.functional.pad(k, (0, 0, pad, 0)))
+            vs.append(torch.nn.functional.pad(v, (0, 0, pad, 0)))
+        layers.append((torch.cat(ks), torch.cat(vs)))
+    return layers
+
+
 def _length_groups(lengths: list[int], slack: int = 32) -> list[list[int]]:
     """Row indices grouped by length so that padding each group to its longest row costs at
     most a quarter more than its real tokens (plus ``slack`` a row): one forward per group."""
@@ -683,7 +684,8 @@ def _length_groups(lengths: list[int], slack: int = 32) -> list[list[int]]:
     return groups
 
 
-def _common_prefix(a: list[int], b: list[int]) -> int:
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` share."""
     n = min(len(a), len(b))
     for i in range(n):
         if a[i] != b[i]:
