@@ -191,3 +191,5 @@ def test_constrained_generation_runs_in_the_batched_engine() -> None:
     assert held.feed(first[0].text)  # the held row never left the grammar
     with pytest.raises(ValueError, match="tools has 1 entries for 2 prompts"):
         backend.generate([prompt, prompt], sampling, tools=[TOOLS])
+    assert backend.constrains_calls  # what `agentworld llm serve` asks before passing tools
+    assert not TransformersBackend(model, tokenizer, prefix_cache=False).constrains_calls

@@ -190,6 +190,40 @@ def test_tool_calls_are_parsed_when_tools_are_given(client, generator):
     assert plain["finish_reason"] == "stop" and "tool_calls" not in plain["message"]
 
 
+class ToolRecorder(ScriptedGenerator):
+    """Takes ``tools=`` like the transformers backend and records what each row got."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tools: list[list[Any] | None] = []
+
+    def generate(  # type: ignore[override]
+        self, prompts: list[list[int]], sampling: Sampling, tools: list[Any] | None = None
+    ) -> list[Generation]:
+        self.tools.append(tools)
+        return super().generate(prompts, sampling)
+
+
+@pytest.mark.parametrize("constrain", [True, False])
+def test_a_chat_requests_calls_are_held_to_its_own_tools(constrain):
+    generator = ToolRecorder()
+    engine = Engine(generator, max_model_len=200, max_batch=4, constrain_calls=constrain)
+    client = TestClient(build_app(engine, NAME), raise_server_exceptions=False)
+    weather = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    try:
+        assert _chat(client, tools=weather, n=2).status_code == 200
+        assert _chat(client).status_code == 200  # no tools: a free row
+        assert _chat(client, tools=weather, tool_choice="none").status_code == 200
+        body = {"model": NAME, "prompt": "a", "max_tokens": 2}
+        assert client.post("/v1/completions", json=body).status_code == 200
+    finally:
+        engine.close()
+    if constrain:  # each of the request's rows gets its tools; the others call without tools=
+        assert generator.tools == [[weather, weather], None, None, None]
+    else:
+        assert generator.tools == [None] * 4
+
+
 def test_streaming_sends_chunks_then_usage_then_done(client):
     response = _chat(client, stream=True, stream_options={"include_usage": True}, max_tokens=5)
     assert response.headers["content-type"].startswith("text/event-stream")
@@ -273,3 +307,5 @@ def test_cli_registers_llm_serve():
 
     args = build_parser().parse_args(["llm", "serve", "--port", "9001", "--dtype", "float32"])
     assert args.port == 9001 and args.model == "embedded" and args.func.__name__ == "cmd_llm_serve"
+    assert args.constrain_calls
+    assert not build_parser().parse_args(["llm", "serve", "--no-constrain-calls"]).constrain_calls

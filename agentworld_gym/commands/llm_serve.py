@@ -50,6 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="torch CPU threads (default: the cores other processes leave free)",
     )
     p.add_argument("--tool-format", choices=[f.value for f in ToolFormat], default="auto")
+    p.add_argument(
+        "--no-constrain-calls",
+        dest="constrain_calls",
+        action="store_false",
+        help="sample tool calls freely (default: a chat request's calls are held to its tools: "
+        "a real tool name, its parameters, enum members and JSON types; transformers backend)",
+    )
     p.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")
     p.add_argument(
         "--log-level", choices=["critical", "error", "warning", "info", "debug"], default="info"
@@ -72,6 +79,7 @@ def cmd_llm_serve(args: argparse.Namespace) -> int:
         max_batch=args.max_batch,
         threads=args.threads,
         tool_format=args.tool_format,
+        constrain_calls=args.constrain_calls,
         api_key=args.api_key,
         log_level=args.log_level,
     )

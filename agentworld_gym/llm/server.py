@@ -16,7 +16,10 @@ does not pile up work). Stop
 strings cut the finished text; a stream carries the finished reply as
 ``chat.completion.chunk`` events (generation itself is not incremental). Tool calls are the
 Hermes ``<tool_call>`` blocks of the reply, parsed into ``tool_calls`` when the request gave
-``tools``. Needs the ``serve`` extra (starlette, uvicorn) and the model's own (``train``).
+``tools``; with ``constrain_calls`` (the default) the transformers backend holds each call to
+those tools while decoding (:mod:`~agentworld_gym.llm.call_grammar`: a real tool name, its
+parameters, enum members and JSON types; the values and the text around calls stay free).
+Needs the ``serve`` extra (starlette, uvicorn) and the model's own (``train``).
 
 >>> config = ServeConfig(model="embedded", port=8000)
 >>> serve(config)  # doctest: +SKIP
@@ -106,6 +109,10 @@ class ServeConfig:
     than 1."""
     tool_format: ToolFormat = ToolFormat.auto
     """How tools enter the chat template; see ``ToolFormat``."""
+    constrain_calls: bool = True
+    """Hold the tool calls of a chat request that sends ``tools`` to those tools while
+    decoding (transformers backend on a plain full-attention decoder; vLLM samples them
+    unconstrained)."""
     api_key: str | None = field(default=None, repr=False)
     """When set, requests must send ``Authorization: Bearer <api_key>``."""
     log_level: str = "info"
@@ -199,6 +206,8 @@ class _Ready:
     """Prompt token ids, one per generated sequence (each prompt ``n`` times)."""
     prompt_tokens: int
     sampling: Sampling
+    tools: list[dict[str, Any]] | None = None
+    """The tools each row's calls are held to (``None``: free)."""
 
 
 class Engine:
@@ -209,12 +218,21 @@ class Engine:
         max_model_len: context window; longer requests are a 400.
         max_batch: most sequences per ``generate`` call (a request with a larger ``n``
             still runs, alone).
+        constrain_calls: pass a chat request's ``tools`` to ``generate`` so that its calls
+            are held to them (the generator must take ``tools=``).
     """
 
-    def __init__(self, generator: TokenGenerator, max_model_len: int, max_batch: int = 8) -> None:
+    def __init__(
+        self,
+        generator: TokenGenerator,
+        max_model_len: int,
+        max_batch: int = 8,
+        constrain_calls: bool = False,
+    ) -> None:
         self.generator = generator
         self.max_model_len = max_model_len
         self.max_batch = max_batch
+        self.constrain_calls = constrain_calls
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="agentworld-llm-serve", daemon=True)
         self._thread.start()
@@ -296,7 +314,8 @@ class Engine:
             seed=request.seed,
         )
         rows = [p for p in prompts for _ in range(request.n)]
-        return _Ready(job, rows, sum(len(p) for p in prompts), sampling)
+        tools = request.tools if self.constrain_calls and request.messages is not None else None
+        return _Ready(job, rows, sum(len(p) for p in prompts), sampling, tools or None)
 
     def _groups(self, ready: list[_Ready]) -> list[list[_Ready]]:
         """Jobs that sample alike, up to ``max_batch`` sequences a group; seeded jobs alone."""
@@ -317,8 +336,12 @@ class Engine:
 
     def _generate(self, group: list[_Ready]) -> None:
         rows = [row for item in group for row in item.rows]
+        tools = [item.tools for item in group for _ in item.rows]
         try:
-            generations = self.generator.generate(rows, group[0].sampling)
+            if any(t is not None for t in tools):
+                generations = self.generator.generate(rows, group[0].sampling, tools=tools)
+            else:
+                generations = self.generator.generate(rows, group[0].sampling)
         except Exception as exc:  # noqa: BLE001 - handed to the waiting requests as a 500
             logger.exception("generation failed for %d request(s)", len(group))
             for item in group:
@@ -448,7 +471,11 @@ def serve(config: ServeConfig) -> None:
     import uvicorn
 
     generator = load_generator(config)
-    engine = Engine(generator, context_length(generator, config.max_model_len), config.max_batch)
+    constrain = config.constrain_calls and getattr(generator, "constrains_calls", False)
+    if config.constrain_calls and not constrain:
+        logger.warning("tool calls are not held to the tools: %s cannot", type(generator).__name__)
+    window = context_length(generator, config.max_model_len)
+    engine = Engine(generator, window, config.max_batch, constrain_calls=constrain)
     name = config.served_name()
     app = build_app(engine, name, config.api_key)
     logger.info("serving %s on http://%s:%d/v1", name, config.host, config.port)

@@ -129,6 +129,12 @@ class TransformersBackend:
             else None
         )
 
+    @property
+    def constrains_calls(self) -> bool:
+        """Whether ``generate(..., tools=...)`` holds tool calls to the tools (it needs the
+        prefix-cache engine: plain full-attention decoders)."""
+        return self._engine is not None
+
     @classmethod
     def from_pretrained(
         cls, name_or_path: str, dtype: str | None = "auto", device: str | None = None, **kwargs

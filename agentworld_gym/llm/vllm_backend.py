@@ -153,6 +153,9 @@ class VLLMBackend:
         """Factory for ``LLMConfig(backend="vllm")`` (``config.model`` = hub id or folder)."""
         return cls.from_pretrained(config.model, sampling=config.sampling())
 
+    constrains_calls = False
+    """``generate`` samples calls unconstrained (its ``tools`` are ignored, warned once)."""
+
     # -- token level ------------------------------------------------------------------------
     def generate(
         self,
