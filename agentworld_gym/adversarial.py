@@ -7,8 +7,11 @@ no work (must earn no success, reward < 0.3 on every task, ~0 on average)
     ``empty`` — no calls, an empty answer (paid nothing: an episode without a successful
     call never is, on a task whose gold calls a tool, see ``AgentWorldEnv.verify``);
     ``echo`` — the gold's first read, then the request as the answer; ``numbers`` — that
-    read, then the constant answer "0 1 2 ... 11"; ``random`` — a few random valid calls,
-    then every value seen.
+    read, then the constant answer "0 1 2 ... 11"; ``guess`` — a few random calls of tools
+    the gold does not call, then one small count or truth value alone (each of ``GUESSES``
+    in turn: a policy that always answers "2" must not be paid where the answer happens to
+    be 2, see :mod:`agentworld_gym.verifiers.evidence`); ``random`` — a few random valid
+    calls, then every value seen.
 partial or greedy work (may keep partial credit as shaping, never success)
     ``dump`` — the gold chain's reads, then every value they returned as the answer;
     ``work_dump`` — the whole gold chain, then every value it returned as the answer (on
@@ -42,13 +45,16 @@ from agentworld_gym.spec import EnvSpec, TaskSpec
 from agentworld_gym.verifiers.answers import Expected, tokens
 from agentworld_gym.verifiers.checks import ANSWER_CHECKS, answer_expected, leaves
 
-NO_WORK = ("empty", "echo", "numbers", "random")
+NO_WORK = ("empty", "echo", "numbers", "guess", "random")
 PARTIAL = ("dump", "work_dump", "drop_write", "alter_write")
 ADVERSARIES = NO_WORK + PARTIAL
 VARIANTS = ("gold", "rephrased", "extra_read", "reordered")
 NO_WORK_MAX = 0.3
 """A no-work adversary at or above this reward on a task fails it."""
 NUMBERS = " ".join(str(i) for i in range(12))
+GUESSES = ("0", "1", "2", "3", "true", "false")
+"""The constant answers of the ``guess`` adversary: the counts and truth values a lazy policy
+would bet on."""
 SKIP: dict[str, Any] = {"name": "", "arguments": {}}
 """A left-out call: it keeps its step number, so later ``$step`` references stay right."""
 _WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
@@ -156,15 +162,28 @@ class Gate:
         reward, success, _, reason = self._episode(task, calls, answer)
         return Attempt(name, reward, success, reason)
 
+    def _best_guess(self, task: TaskSpec, calls: list[dict[str, Any]]) -> Attempt:
+        """The ``guess`` adversary: ``calls``, then each constant of ``GUESSES`` alone; the
+        best one counts."""
+        tries = [self._attempt("guess", task, calls, g) for g in GUESSES]
+        best = max(tries, key=lambda a: (a.success, a.reward))
+        guess = GUESSES[tries.index(best)]
+        return Attempt("guess", best.reward, best.success, f"answer {guess!r}: {best.detail}")
+
     # -- the policies -------------------------------------------------------------------------
     def _gold(self, task: TaskSpec) -> tuple[list[dict[str, Any]], str]:
         gold = task.gold or {}
         return list(gold.get("calls", [])), str(gold.get("answer", task.reference_answer) or "")
 
-    def _random_calls(self, rng: random.Random, n: int = 4) -> list[dict]:
+    def _random_calls(
+        self, rng: random.Random, n: int = 4, avoid: set[str] | frozenset = frozenset()
+    ) -> list[dict]:
+        """``n`` calls of random tools (none named in ``avoid``) with required arguments
+        drawn from the data's own strings."""
+        tools = [t for t in self.spec.tools if t.name not in avoid] or self.spec.tools
         calls = []
         for _ in range(n):
-            tool = rng.choice(self.spec.tools)
+            tool = rng.choice(tools)
             props = tool.parameters.get("properties", {})
             args = {}
             for name in tool.parameters.get("required", []):
@@ -188,6 +207,7 @@ class Gate:
         add(self._attempt("empty", task, [], ""))
         add(self._attempt("echo", task, looked, task.instruction))
         add(self._attempt("numbers", task, looked, NUMBERS))
+        add(self._best_guess(task, self._random_calls(rng, avoid={c["name"] for c in calls})))
         add(self._attempt("random", task, self._random_calls(rng), None))
         asked = _asked(task)
         if calls:

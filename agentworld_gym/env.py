@@ -50,10 +50,12 @@ from agentworld_gym.verifiers import (
     Judge,
     Verification,
     Verifier,
+    answer_checked,
     build_verifier,
     declared_fields,
     needs_judge,
 )
+from agentworld_gym.verifiers.evidence import GoldRead, gold_reads, primary_keys, unseen
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an agent working in {name}. Use the tools to fulfil the user's request: call "
@@ -70,6 +72,11 @@ refused unrun, each with a ``too_many_calls`` error observation. Keeps one actio
 
 NO_CALL = "the task needs a tool call and the episode made no successful one"
 """Why an episode that never made a tool call work is paid nothing (``verification["unpaid"]``)."""
+UNSEEN = (
+    "the answer is paid only for what the episode saw, and no successful call returned what "
+    "{name}({arguments}) returns in the gold solution"
+)
+"""Why an answer the episode never looked up is paid nothing (``verification["unpaid"]``)."""
 
 
 def _needs_a_call(task: TaskSpec) -> bool:
@@ -183,9 +190,14 @@ class _Shared:
         self.tools = [*self.toolbox.schemas, SUBMIT_SCHEMA]
         self.verifiers: dict[tuple[str, int], Verifier] = {}
         self.judged: dict[str, bool] = {}
+        """Task id → whether its verifier has criteria only an LLM judge decides."""
         self.fields: dict[str, list[str]] = {}
         """Task id → the answer fields its verifier declares (may be submitted structured)."""
-        """Task id → whether its verifier has criteria only an LLM judge decides."""
+        self.evidence: dict[str, list[GoldRead]] = {}
+        """Task id → what its answer is about: the gold solution's reads on the initial state
+        (empty when the verifier checks no answer; :mod:`agentworld_gym.verifiers.evidence`)."""
+        self.keys = primary_keys(spec)
+        """The collections' primary-key fields: how a result's records are known."""
         self.budgets: dict[str, int] = {}
         """Task id → its turn budget (``difficulty.max_turns``, else the spec's)."""
         clock = spec.runtime.clock.replace("Z", "+00:00")
@@ -262,7 +274,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         self._db: Database | None = None
         self._ctx: ToolContext | None = None
         self._messages: list[Message] = []  # append-only within an episode (MessagesView)
-        self._calls: list[tuple[str, Any, bool]] = []  # CallRecord fields, made at verify
+        self._calls: list[tuple[str, Any, bool, str]] = []  # CallRecord fields, made at verify
         self._turn = 0
         self._user_turn = 0
         self._answers: list[str] = []
@@ -446,7 +458,7 @@ class AgentWorldEnv(gym.Env[str, str]):
             except ToolError as exc:
                 ok, error = False, exc.code
                 text = dumps(exc.payload())
-            self._calls.append((call.name, call.arguments, ok))
+            self._calls.append((call.name, call.arguments, ok, text))
             results.append({"name": call.name, "ok": ok, "error": error})
             outputs.append(text)
             self._messages.append(
@@ -487,7 +499,7 @@ class AgentWorldEnv(gym.Env[str, str]):
         except ToolError as exc:
             ok, error = False, exc.code
             text = dumps(exc.payload())
-        self._calls.append((name, arguments, ok))
+        self._calls.append((name, arguments, ok, text))
         messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": text})
         info: dict[str, Any] = {
             "turn": turn,
@@ -553,18 +565,35 @@ class AgentWorldEnv(gym.Env[str, str]):
             [*self._answers, answer] if task.turns or task.user else [],
         )
         result = verifier.verify(episode)
-        if (
-            result.reward > 0
-            and call_rule
-            and self.spec_data.runtime.answer_needs_call
-            and _needs_a_call(task)
-            and not any(c.ok for c in episode.calls)
-        ):
-            # a rubric's answer checks would otherwise pay a guess ("2" for a count): a task
-            # whose solution calls a tool pays nothing to an episode that never made one work
-            details = {**result.details, "unpaid": NO_CALL}
-            return Verification(0.0, result.breakdown, details, success=False)
-        return result
+        if result.reward <= 0 or not call_rule:
+            return result
+        runtime = self.spec_data.runtime
+        unpaid = None
+        if runtime.answer_needs_call and _needs_a_call(task):
+            if not any(c.ok for c in episode.calls):
+                # a rubric's answer checks would otherwise pay a guess ("2" for a count): a
+                # task whose solution calls a tool pays nothing to an episode without one
+                unpaid = NO_CALL
+        if unpaid is None and runtime.answer_needs_evidence:
+            missing = unseen(self._evidence(task), episode.calls, self._shared.keys)
+            if missing is not None:  # a working call, then a constant that happens to be right
+                arguments = preview(missing.arguments, 120)
+                unpaid = UNSEEN.format(name=missing.name, arguments=arguments)
+        if unpaid is None:
+            return result
+        details = {**result.details, "unpaid": unpaid}
+        return Verification(0.0, result.breakdown, details, success=False)
+
+    def _evidence(self, task: TaskSpec) -> list[GoldRead]:
+        """The gold reads an answer of ``task`` must have seen (none if no answer is checked)."""
+        reads = self._shared.evidence.get(task.id)
+        if reads is None:
+            reads = []
+            if answer_checked(task.verifier):
+                shared = self._shared
+                reads = gold_reads(self.spec_data, shared.toolbox, self._base, task, shared.clock)
+            self._shared.evidence[task.id] = reads
+        return reads
 
     # -- read-only views for wrappers, tests and tools --------------------------------------
     @property

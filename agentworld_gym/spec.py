@@ -119,6 +119,11 @@ class RuntimeSpec:
     """A task whose gold solution calls a tool pays nothing to an episode without a
     successful call (a rubric's answer checks would pay a guess). Off only where reward for
     an answer alone is wanted (a toy that trains a model too small to call tools)."""
+    answer_needs_evidence: bool = True
+    """A task whose rubric checks answer values pays nothing unless the episode's successful
+    calls returned what the gold solution's reads return (any tool's result holding the same
+    records; :mod:`agentworld_gym.verifiers.evidence`): a count or a yes/no answered right
+    by chance after an unrelated call is not paid."""
 
 
 @dataclass

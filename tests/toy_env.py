@@ -190,5 +190,5 @@ def make_spec() -> EnvSpec:
         tasks=tasks,
         records={"items": ITEMS, "settings": {"owner": "ada"}},
         # pays an answer alone: tiny test models that cannot call tools still get a reward
-        runtime=RuntimeSpec(max_turns=5, answer_needs_call=False),
+        runtime=RuntimeSpec(max_turns=5, answer_needs_call=False, answer_needs_evidence=False),
     )

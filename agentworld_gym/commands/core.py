@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from agentworld_gym.env import AgentWorldEnv
@@ -45,10 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Replay every gold solution through the gym API and report the tasks that do not "
             "earn 1.0. With --adversarial, run the adversarial gate instead: lazy and greedy "
-            "policies (empty, echo, numbers, random calls, dump, a write dropped or altered) "
-            "must get no success and, without work, less than 0.3; correct variants (the gold "
-            "rephrased, an extra read, reads reordered) must still get 1.0. Prints the table "
-            "per policy; exits 1 when a task fails."
+            "policies (empty, echo, numbers, a guessed count or truth value, random calls, "
+            "dump, a write dropped or altered) must get no success and, without work, less "
+            "than 0.3; correct variants (the gold rephrased, an extra read, reads reordered) "
+            "must still get 1.0. Prints the table per policy; exits 1 when a task fails "
+            "(with --prune, removes the failing tasks from their catalog instead)."
         ),
     )
     p.add_argument("env", nargs="?", help="environment (omit with --all)")
@@ -59,6 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample and the adversaries")
     p.add_argument("--workers", type=int, default=0, help="processes (default: one per core)")
     p.add_argument("--verbose", "-v", action="store_true", help="print every task")
+    p.add_argument(
+        "--prune",
+        action="store_true",
+        help="with --adversarial: remove the tasks that fail the gate from their tasks.json "
+        "and refresh index.json (after a new adversary; synthesis refuses such tasks itself)",
+    )
     p.set_defaults(func=cmd_validate)
 
 
@@ -128,6 +136,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.all == bool(args.env):
         raise SystemExit("validate: name one environment, or pass --all")
     gym_ids = [e.gym_id for e in list_envs()] if args.all else [resolve(args.env).gym_id]
+    if args.prune and not args.adversarial:
+        raise SystemExit("validate: --prune goes with --adversarial")
     if args.adversarial:
         return _adversarial(gym_ids, args)
     failed = total = 0
@@ -190,4 +200,25 @@ def _adversarial(gym_ids: list[str], args: argparse.Namespace) -> int:
                 print(f"       {problem[:240]}")
     print(table(results))
     sys.stdout.flush()
+    if failed and args.prune:
+        _prune(failed)
+        return 0
     return 1 if failed else 0
+
+
+def _prune(failed: list[Any]) -> None:
+    """Remove failing tasks from their environments' folders and refresh the indexes."""
+    from agentworld_gym.synthesis.tasks.catalog import drop_tasks, update_index
+
+    by_env: dict[str, set[str]] = {}
+    for r in failed:
+        by_env.setdefault(r.env_id, set()).add(r.task_id)
+    roots = set()
+    removed = 0
+    for gym_id, drop in sorted(by_env.items()):
+        entry = resolve(gym_id)
+        removed += drop_tasks(entry.folder, drop)
+        roots.add(Path(entry.root))
+    for root in sorted(roots):
+        update_index(root)
+    print(f"pruned {removed} task(s) from {len(by_env)} environment(s)")

@@ -18,6 +18,7 @@ __all__ = [
     "Verifier",
     "build_verifier",
     "register_verifier",
+    "answer_checked",
     "declared_fields",
     "needs_judge",
     "succeeded",
@@ -59,6 +60,18 @@ def needs_judge(definition: dict[str, Any]) -> bool:
     if kind == "rubric":
         return any(c.get("check") is None for c in definition.get("criteria", []))
     return kind == "release_rubric" and definition.get("expected") is None
+
+
+def answer_checked(definition: dict[str, Any]) -> bool:
+    """Whether a task's rubric checks values in the answer (an answer check's criterion)."""
+    from agentworld_gym.verifiers.checks import ANSWER_CHECKS
+
+    if not isinstance(definition, dict) or definition.get("type") != "rubric":
+        return False
+    return any(
+        isinstance(check := c.get("check"), dict) and check.get("type") in ANSWER_CHECKS
+        for c in definition.get("criteria", [])
+    )
 
 
 def declared_fields(definition: dict[str, Any]) -> list[str]:

@@ -15,6 +15,8 @@ class CallRecord:
     name: str
     arguments: Any
     ok: bool
+    output: str = ""
+    """The result as the agent saw it (JSON text)."""
 
 
 @dataclass

@@ -201,7 +201,22 @@ def write_tasks(
         for t in old
         if (t.get("provenance") or {}).get("synthesizer") != SYNTHESIZER and t["id"] not in drop
     ]
-    rows = [orjson.dumps(t) for t in keep + new]
+    return _write_rows(path, keep + new)
+
+
+def drop_tasks(folder: Path, drop: set[str] | frozenset[str]) -> int:
+    """Remove the tasks ``drop`` names from ``folder/tasks.json``; how many were removed."""
+    path = folder / "tasks.json"
+    old = orjson.loads(path.read_bytes()) if path.is_file() else []
+    keep = [t for t in old if t["id"] not in drop]
+    if len(keep) < len(old):
+        _write_rows(path, keep)
+    return len(old) - len(keep)
+
+
+def _write_rows(path: Path, tasks: list[dict[str, Any]]) -> Path:
+    """One task a line (diffs stay readable)."""
+    rows = [orjson.dumps(t) for t in tasks]
     path.write_bytes(b"[\n" + b",\n".join(rows) + b"\n]\n" if rows else b"[]\n")
     return path
 
