@@ -262,18 +262,23 @@ def _training_steps(cfg: TrainConfig) -> int:
 
 def hacking_guard(history: list[dict[str, float]], rollouts_per_step: int) -> dict[str, float]:
     """The share of GRPO rollouts rewarded without a single successful tool call, over the
-    run and at its worst step; printed, since a reward curve is only real when it is ~0."""
+    run and at its worst step, and the share the environments refused to pay (attempts the
+    verifiers' rules caught); printed, since a reward curve is only real when the first is
+    ~0."""
     shares = [h.get("reward/without_ok_call", 0.0) for h in history]
+    refused = [h.get("reward/unpaid", 0.0) for h in history]
     out = {
         "grpo/reward_without_ok_call": sum(shares) / len(shares),
         "grpo/reward_without_ok_call_max": max(shares),
+        "grpo/reward_unpaid": sum(refused) / len(refused),
         "grpo/rollouts": float(len(shares) * rollouts_per_step),
     }
     print(
         f"Reward-hacking guard: {out['grpo/reward_without_ok_call']:.1%} of "
         f"{int(out['grpo/rollouts'])} GRPO rollouts got reward > 0 without a successful tool "
-        f"call (worst step {out['grpo/reward_without_ok_call_max']:.1%}); curves in "
-        "training_curves.png"
+        f"call (worst step {out['grpo/reward_without_ok_call_max']:.1%}); the environments "
+        f"refused to pay {out['grpo/reward_unpaid']:.1%} (criteria met without a successful "
+        "call, or an answer the episode never looked up); curves in training_curves.png"
     )
     return out
 

@@ -26,6 +26,7 @@ CURVES = {
     "response tokens": "rollout/response_tokens",
     "tool-call validity": "rollout/tool_call_valid",
     "reward > 0 without a successful call (hacking guard)": "reward/without_ok_call",
+    "refused pay: no call, or an answer never looked up": "reward/unpaid",
     "sampled turns cut at max_new_tokens": "rollout/cut_turns",
 }
 """Panel title → metric key of the training-curves figure."""

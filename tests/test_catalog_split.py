@@ -66,6 +66,8 @@ def test_hacking_guard_counts_reward_without_a_successful_call():
         Trajectory(ref, reward=0.0, tool_calls=1, ok_tool_calls=1),
     ]
     assert rollout_metrics(trajs)["reward/without_ok_call"] == 0.25
+    trajs[3].verification = {"reward": 0.0, "unpaid": "the answer is paid only for what ..."}
+    assert rollout_metrics(trajs)["reward/unpaid"] == 0.25
 
 
 def _result(successes: list[float]) -> EvalResult:

@@ -229,6 +229,10 @@ def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[st
         "reward/without_ok_call": float(
             np.mean([t.reward > 0 and t.ok_tool_calls == 0 for t in trajs])
         ),
+        # what the environment's own rules refused to pay: criteria met, but no successful
+        # call or an answer the episode never looked up (verification["unpaid"]); a policy
+        # drifting toward guessing shows here while its reward stays 0
+        "reward/unpaid": float(np.mean([bool(t.verification.get("unpaid")) for t in trajs])),
         f"{prefix}/turns": float(np.mean([t.turns for t in trajs])),
         f"{prefix}/response_tokens": float(np.mean([t.policy_tokens for t in trajs])),
         f"{prefix}/sequence_tokens": float(np.mean([len(t.token_ids) for t in trajs])),
