@@ -220,8 +220,11 @@ def plot_curves(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 4, figsize=(17, 7), constrained_layout=True)
-    for ax, (title, key) in zip(axes.flat, CURVES.items(), strict=True):
+    rows_n = math.ceil(len(CURVES) / 3)
+    fig, axes = plt.subplots(rows_n, 3, figsize=(13, 3.5 * rows_n), constrained_layout=True)
+    for ax in axes.flat[len(CURVES) :]:
+        ax.axis("off")
+    for ax, (title, key) in zip(axes.flat, CURVES.items(), strict=False):
         points = [(r["step"], r[key]) for r in train if r.get(key) is not None]
         if points:
             xs, ys = zip(*points, strict=True)
