@@ -545,8 +545,9 @@ class AgentWorldEnv(gym.Env[str, str]):
     ) -> Verification:
         """Run the task's verifier on the episode so far (the env calls it at the end);
         ``fields``: the named answer values submitted with it. ``call_rule=False`` leaves out
-        the rule that an episode without a successful call is paid nothing (what
-        :func:`agentworld_gym.replay.score_answer` measures: the answer checks alone)."""
+        the rules on the episode's calls — one must have succeeded (``answer_needs_call``) and
+        they must have returned what the answer is about (``answer_needs_evidence``) — which
+        :func:`agentworld_gym.replay.score_answer` uses to measure the answer checks alone."""
         task = self._task
         if task is None or self._db is None:
             raise EpisodeOver("no episode to verify: call reset() first")
