@@ -109,11 +109,15 @@ def unseen(
     (``None``: the episode saw them all)."""
     if not reads:
         return None
+    needed = frozenset().union(*(read.records for read in reads))
+    by_json = any(not mark.startswith(b"\x00") for mark in needed)  # else records by key only
     seen: set[bytes] = set()
     for call in calls:
+        if needed <= seen:
+            break
         if call.ok and call.output:
             try:
-                _observe(orjson.loads(call.output), keys, seen)
+                _observe(orjson.loads(call.output), keys, seen, by_json)
             except orjson.JSONDecodeError:
                 continue
     for read in reads:
@@ -125,17 +129,21 @@ def unseen(
     return None
 
 
-def _observe(value: Any, keys: tuple[str, ...], seen: set[bytes]) -> None:
-    """Add every record inside ``value`` to ``seen``, under each mark it can be known by."""
-    seen.add(_json(value))
+def _observe(value: Any, keys: tuple[str, ...], seen: set[bytes], by_json: bool) -> None:
+    """Add every record inside ``value`` to ``seen``, under each mark it can be known by
+    (``by_json=False``: by its keys only, when no gold record needs its JSON)."""
+    if by_json:
+        seen.add(_json(value))
     if isinstance(value, dict):
         if (known := _identity(value, keys)) is not None:
             seen.add(known)
         for item in value.values():
-            _observe(item, keys, seen)
+            if by_json or isinstance(item, dict | list):
+                _observe(item, keys, seen, by_json)
     elif isinstance(value, list):
         for item in value:
-            _observe(item, keys, seen)
+            if by_json or isinstance(item, dict | list):
+                _observe(item, keys, seen, by_json)
 
 
 def _asks(call: CallRecord, read: GoldRead) -> bool:
